@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+# rzram: the front door. Thin: every target calls a script in scripts/.
+#
+#   make run            boot arm64 with compressed swap under memory pressure
+#   make test           every gate; ends with "N passed, N failed"
+#
+# See README.md for the rest.
+
+ARCH ?= arm64
+VARIANT ?= test
+TESTS ?= swap_onoff,swap_pressure,ext4
+SUPPORTED_ARCHES := arm64 x86_64
+S := scripts
+
+.PHONY: all help deps tree kernel image boot guest-test run test kunit check \
+	zsmalloc32 bench clean distclean check-arch
+
+all: help
+
+help:
+	@echo "make run                  boot arm64 (QEMU, Cortex-A72) with compressed swap under pressure"
+	@echo "make test                 every gate; ends with 'N passed, N failed'"
+	@echo "make deps                 install the toolchain and guest packages (idempotent)"
+	@echo "make tree                 assemble build/linux: pristine 6.12 + patches/series + overlay"
+	@echo "make kernel ARCH=a        build the kernel (ARCH: $(SUPPORTED_ARCHES); VARIANT=test|bench|stock)"
+	@echo "make image ARCH=a         build the guest initramfs"
+	@echo "make guest-test ARCH=a TESTS=x,y   run in-guest tests (names from tests/guest)"
+	@echo "make kunit [SUITE=glob]   KUnit suites through kunit.py on arm64"
+	@echo "make check                static gates (checkpatch, rustfmt)"
+	@echo "make zsmalloc32           32-bit (ARCH=arm) compile of mm/zsmalloc.o"
+	@echo "make bench                benchmarks against stock zram"
+
+check-arch:
+	@case " $(SUPPORTED_ARCHES) " in *" $(ARCH) "*) ;; \
+	*) echo "error: unsupported ARCH '$(ARCH)' (supported: $(SUPPORTED_ARCHES))" >&2; exit 1 ;; esac
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/tree.sh
+
+kernel: check-arch tree
+	@$(S)/kernel.sh $(ARCH) $(VARIANT)
+
+image: check-arch deps
+	@$(S)/image.sh $(ARCH)
+
+guest-test: kernel image
+	@$(S)/qemu.sh $(ARCH) $(TESTS) --variant $(VARIANT)
+
+boot: guest-test
+
+run:
+	@$(S)/run.sh
+
+test:
+	@$(S)/test.sh
+
+kunit: tree
+	@$(S)/kunit.sh $(SUITE)
+
+check: tree
+	@$(S)/check.sh
+
+zsmalloc32: tree
+	@$(S)/kernel.sh arm zsmalloc32
+
+bench: tree
+	@$(S)/bench.sh
+
+clean:
+	rm -rf build/arm64 build/x86_64 build/arm build/kunit build/guest/*/root build/logs
+
+distclean:
+	rm -rf build

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Configure and build a kernel out of tree.
+#
+# Usage: kernel.sh ARCH [VARIANT]
+#   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug
+#           bench our tree, base + qemu-ARCH + rzram (no debug options)
+#           stock pristine tree (no patches, no overlay), base + qemu-ARCH
+#   kernel.sh arm zsmalloc32: the 32-bit compile check, arm32.config, builds
+#           only mm/zsmalloc.o (and the zsmalloc KUnit object when present)
+#
+# The config is allnoconfig plus the fragments, merged with the kernel's
+# merge_config.sh. Every option a fragment asks for must survive; a silent
+# Kconfig dependency miss fails the build.
+. "$(dirname "$0")/lib.sh"
+
+arch=${1:-}
+variant=${2:-test}
+[ -n "$arch" ] || die "usage: kernel.sh ARCH [test|bench|stock] (ARCH: $SUPPORTED_ARCHES)"
+if [ "$variant" = zsmalloc32 ]; then
+	[ "$arch" = arm ] || die "the zsmalloc32 variant is ARCH=arm only"
+else
+	check_arch "$arch"
+fi
+toolchain_env
+
+frags=("$FRAG/base.config" "$FRAG/qemu-$arch.config")
+case "$variant" in
+zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
+test) frags+=("$FRAG/rzram.config" "$FRAG/debug.config"); out=$BUILD/$arch ;;
+bench) frags+=("$FRAG/rzram.config"); out=$BUILD/$arch-bench ;;
+stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
+*) die "unknown variant '$variant' (test, bench, stock)" ;;
+esac
+for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
+
+if [ "$variant" = stock ] && [ ! -d "$SRC" ]; then
+	note "creating the stock (pristine) tree $SRC"
+	git -C "$BUILD/linux" worktree add -q --detach "$SRC" pristine
+fi
+mkdir -p "$out"
+
+case "$arch" in
+arm64) target=Image; image=arch/arm64/boot/Image ;;
+x86_64) target=bzImage; image=arch/x86/boot/bzImage ;;
+arm)
+	target=mm/zsmalloc.o
+	[ -f "$SRC/mm/zsmalloc_kunit.c" ] && target="$target mm/zsmalloc_kunit.o"
+	image=$target
+	;;
+esac
+
+if [ "$variant" != zsmalloc32 ]; then
+	kmake "$out" "$arch" rustavailable >"$out/rustavailable.log" 2>&1 ||
+		{ cat "$out/rustavailable.log" >&2; die "Rust is not available for $arch with this toolchain"; }
+fi
+
+# Re-merge the config only when its inputs changed, so that a no-change
+# rebuild stays a no-op.
+kconfigs=$(cd "$TOP" && find drivers rust mm samples -name 'Kconfig*' 2>/dev/null | sort || true)
+want=$(hash_files "${frags[@]}" $kconfigs "$SRC/.git/rzram/series-hash" | cut -c1-16)-$variant
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.rzram-config" 2>/dev/null)" != "$want" ]; then
+	note "configuring $arch ($variant): $(basename -a "${frags[@]}" | tr '\n' ' ')"
+	(cd "$SRC" && scripts/kconfig/merge_config.sh -m -O "$out" "${frags[@]}") >"$out/merge.log"
+	mv "$out/.config" "$out/.config.requested"
+	kmake "$out" "$arch" KCONFIG_ALLCONFIG="$out/.config.requested" allnoconfig >>"$out/merge.log"
+	"$TOP/scripts/config-check.sh" "$out/.config.requested" "$out/.config" ||
+		die "$arch ($variant): options above did not survive Kconfig"
+	echo "$want" >"$out/.rzram-config"
+fi
+
+note "building $arch ($variant) in ${out#"$TOP"/}"
+start=$(date +%s)
+# shellcheck disable=SC2086 # $target may name several objects
+kmake "$out" "$arch" $target
+note "built ${out#"$TOP"/}/$image in $(( $(date +%s) - start ))s"

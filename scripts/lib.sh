@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+# Common settings for the rzram scripts. Sourced, never run.
+#
+# Everything that pins the toolchain lives here, so that every kernel make
+# (ours, kunit.py's, merge_config.sh's) sees the same compilers.
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+SRC=$BUILD/linux
+FRAG=$TOP/.config.fragments
+JOBS=${JOBS:-$(nproc)}
+SUPPORTED_ARCHES="arm64 x86_64"
+
+# Kernel version we build on: Debian's linux-source-6.12.
+KSRC_PKG=linux-source-6.12
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+
+# Toolchain pins (see README.md "Toolchain").
+LLVM_VER=19
+BINDGEN_VER=0.69.5
+TOOLS=$BUILD/tools
+BINDGEN=$TOOLS/bin/bindgen
+RUSTC=/usr/bin/rustc
+RUSTDOC=/usr/bin/rustdoc
+RUSTFMT=/usr/bin/rustfmt
+CLIPPY_DRIVER=/usr/bin/clippy-driver
+CCACHE_CC=/usr/lib/ccache/clang-$LLVM_VER
+
+die() { echo "error: $*" >&2; exit 1; }
+note() { echo ">>> $*" >&2; }
+
+llvm_bindir() {
+	if command -v llvm-config-$LLVM_VER >/dev/null 2>&1; then
+		llvm-config-$LLVM_VER --bindir
+	else
+		echo /usr/lib/llvm-$LLVM_VER/bin
+	fi
+}
+
+# Export the environment every kernel make runs in. The llvm-19 tools come
+# first on PATH and the Debian rustc is named explicitly, so neither an older
+# clang nor the rustup rustc (which has no rust-src) can be picked up.
+toolchain_env() {
+	PATH="$(llvm_bindir):$TOOLS/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	export PATH
+	export LLVM=1
+	export RUSTC RUSTDOC RUSTFMT CLIPPY_DRIVER BINDGEN
+	export HOSTRUSTC=$RUSTC
+	RUST_LIB_SRC="$($RUSTC --print sysroot)/lib/rustlib/src/rust/library"
+	export RUST_LIB_SRC
+	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+	# Fresh clones live at different paths: hash relative to the tree.
+	export CCACHE_BASEDIR=$BUILD
+	export CCACHE_NOHASHDIR=1
+	export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+	export KBUILD_BUILD_USER=rzram KBUILD_BUILD_HOST=rzram
+	export KBUILD_BUILD_TIMESTAMP="2024-11-17"
+}
+
+# Map our arch names to the kernel's ARCH= values.
+karch() {
+	case "$1" in
+	arm64) echo arm64 ;;
+	x86_64) echo x86_64 ;;
+	arm) echo arm ;;
+	*) die "unsupported ARCH '$1' (supported: $SUPPORTED_ARCHES; 'arm' only for the 32-bit zsmalloc compile)" ;;
+	esac
+}
+
+check_arch() {
+	local a
+	for a in $SUPPORTED_ARCHES; do [ "$a" = "$1" ] && return 0; done
+	die "unsupported ARCH '$1' (supported: $SUPPORTED_ARCHES)"
+}
+
+# The make variables that pin the toolchain, one per line (kunit.py wants
+# them as separate --make_options).
+kmake_vars() {
+	# ccache through Debian's masquerade link: one word, since rustc also
+	# gets HOSTCC as its linker.
+	printf '%s\n' LLVM=1 "CC=$CCACHE_CC" "HOSTCC=$CCACHE_CC" \
+		"RUSTC=$RUSTC" "RUSTDOC=$RUSTDOC" "RUSTFMT=$RUSTFMT" \
+		"HOSTRUSTC=$RUSTC" "BINDGEN=$BINDGEN" "CLIPPY_DRIVER=$CLIPPY_DRIVER"
+}
+
+# kmake OUTDIR ARCH [make args...]: make in the assembled tree, out of tree.
+kmake() {
+	local out=$1 arch=$2
+	shift 2
+	local -a vars
+	mapfile -t vars < <(kmake_vars)
+	make -s -C "$SRC" O="$out" ARCH="$(karch "$arch")" -j"$JOBS" "${vars[@]}" "$@"
+}
+
+# Hash of a list of files' names and contents (missing files hash as absent).
+hash_files() {
+	local f
+	for f in "$@"; do
+		echo "== $f"
+		[ -f "$f" ] && cat "$f"
+	done | sha256sum | cut -d' ' -f1
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a kernel with the guest image, run in-guest tests, collect TAP.
+#
+# Usage: qemu.sh ARCH TESTS [--variant V] [--timeout S] [--mem MB]
+#                [--append ARGS] [--results FILE] [--label L] [--quiet]
+#   TESTS      comma-separated names from tests/guest (may be empty)
+#   --results  append one "PASS name" / "FAIL name" line per test, plus one
+#              for the kernel log's splat check
+# The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
+# result (timeout, crash) counts as failed.
+. "$(dirname "$0")/lib.sh"
+
+arch=${1:-}
+tests=${2:-}
+[ -n "$arch" ] || die "usage: qemu.sh ARCH TESTS [options] (ARCH: $SUPPORTED_ARCHES)"
+check_arch "$arch"
+shift 2 || shift $#
+variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--variant) variant=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--results) results=$2; shift 2 ;;
+	--label) label=$2; shift 2 ;;
+	--quiet) quiet=1; shift ;;
+	*) die "qemu.sh: unknown option '$1'" ;;
+	esac
+done
+case "$variant" in test) kdir=$BUILD/$arch ;; *) kdir=$BUILD/$arch-$variant ;; esac
+label=${label:-${tests//,/+}}
+label=${label:-boot}
+initrd=$BUILD/guest/$arch/initramfs.cpio.gz
+mkdir -p "$BUILD/logs"
+log=$BUILD/logs/$arch-$label.log
+
+# Which device family the guest tests drive: rzram once the driver is built.
+rzdev=zram
+grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null && rzdev=rzram
+
+cmdline="panic=-1 rztests=$tests rzdev=$rzdev $append"
+case "$arch" in
+arm64)
+	kernel=$kdir/arch/arm64/boot/Image
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m "$mem")
+	cmdline="console=ttyAMA0 $cmdline"
+	;;
+x86_64)
+	kernel=$kdir/arch/x86/boot/bzImage
+	qemu=(qemu-system-x86_64 -M pc -smp 2 -m "$mem")
+	cmdline="console=ttyS0 $cmdline"
+	;;
+esac
+[ -f "$kernel" ] || die "no kernel at $kernel (make kernel ARCH=$arch)"
+[ -f "$initrd" ] || die "no guest image at $initrd (make image ARCH=$arch)"
+common=(-nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd")
+
+# KVM only where a probe boot proved it works: on these machines /dev/kvm
+# exists but nested guests hang or crash, so TCG is the default.
+accel=(-accel tcg)
+if [ "$arch" = x86_64 ] && [ "$(uname -m)" = x86_64 ] && [ -w /dev/kvm ] && [ "${RZRAM_KVM:-auto}" != 0 ]; then
+	probe=$kdir/.kvm-probe
+	if [ ! -f "$probe" ]; then
+		note "probing KVM with a test boot (30 s at most)"
+		if timeout -k 5 30 "${qemu[@]}" -accel kvm -cpu host "${common[@]}" \
+			-append "console=ttyS0 panic=-1 rztests=" </dev/null 2>&1 |
+			grep -q 'rzram-guest: done'; then
+			echo ok >"$probe"
+		else
+			echo no >"$probe"
+		fi
+	fi
+	[ "$(cat "$probe")" = ok ] && accel=(-accel kvm -cpu host)
+fi
+[ "$arch" = x86_64 ] && [ "${accel[1]}" = tcg ] && accel+=(-cpu max)
+
+note "booting $arch ($variant, ${accel[1]}) tests: ${tests:-none}; log ${log#"$TOP"/}"
+start=$(date +%s)
+set +e
+if [ $quiet = 1 ]; then
+	timeout -k 10 "$timeout" "${qemu[@]}" "${accel[@]}" "${common[@]}" -append "$cmdline" </dev/null >"$log" 2>&1
+else
+	timeout -k 10 "$timeout" "${qemu[@]}" "${accel[@]}" "${common[@]}" -append "$cmdline" </dev/null 2>&1 | tee "$log"
+	test "${PIPESTATUS[0]}" = 0
+fi
+rc=$?
+set -e
+elapsed=$(($(date +%s) - start))
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	echo "qemu: TIMEOUT after ${timeout}s booting $arch; last console lines:" >&2
+	tail -n 40 "$log" | sed 's/^/  | /' >&2
+fi
+
+# TAP results; anything without one failed. tap_result N NAME prints
+# ok, not-ok or none (a console line may carry kernel output before it).
+tap_result() {
+	tr -d '\r' <"$log" | awk -v n="$1" -v t="$2" '
+		{ sub(/[ \t]+#.*$/, "") }
+		$0 ~ ("(^|[^a-z])not ok " n " - " t "$") { r = "not-ok"; next }
+		$0 ~ ("(^|[^a-z])ok " n " - " t "$") && r == "" { r = "ok" }
+		END { print (r == "" ? "none" : r) }'
+}
+fails=0
+IFS=, read -ra names <<<"$tests"
+i=0
+for t in "${names[@]}"; do
+	i=$((i + 1))
+	r=$(tap_result "$i" "$t")
+	if [ "$r" = ok ]; then
+		echo "PASS $arch:$t" >>"$results"
+	else
+		[ "$r" = none ] && echo "qemu: $arch:$t has no result (timeout or crash)" >&2
+		echo "FAIL $arch:$t" >>"$results"
+		fails=$((fails + 1))
+	fi
+done
+if "$TOP/scripts/check-log.sh" "$log"; then
+	echo "PASS $arch:$label:kernel-log" >>"$results"
+else
+	echo "FAIL $arch:$label:kernel-log" >>"$results"
+	fails=$((fails + 1))
+fi
+grep -q 'rzram-guest: done' "$log" || { echo "qemu: $arch guest did not finish" >&2; fails=$((fails + 1)); }
+note "$arch guest finished in ${elapsed}s, $fails failure(s)"
+[ $fails = 0 ]

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make test: every gate, in order. A failing gate is recorded and the rest
+# still run (what cannot run without it is recorded as failed too). Ends with
+# one line "N passed, N failed"; exits non-zero on any failure.
+#
+# Gates: host tests (tree assembly, splat checker), static checks, the arm64
+# and x86_64 test kernels and their in-guest tests, KUnit on arm64, and the
+# 32-bit zsmalloc compile.
+. "$(dirname "$0")/lib.sh"
+
+GUEST_TESTS=${GUEST_TESTS:-swap_onoff,swap_pressure,ext4}
+R=$BUILD/results.txt
+mkdir -p "$BUILD/logs"
+: >"$R"
+t_start=$(date +%s)
+
+record() { echo "$1 $2" >>"$R"; }
+
+# gate NAME CMD...: run a step, log it to build/logs/NAME.log, record it.
+gate() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	echo "=== $name"
+	set +e
+	"$@" 2>&1 | tee "$BUILD/logs/$name.log"
+	rc=${PIPESTATUS[0]}
+	set -e
+	echo "=== $name: $([ "$rc" = 0 ] && echo ok || echo FAILED) ($(($(date +%s) - t0))s)"
+	return "$rc"
+}
+
+summary() {
+	local p f
+	p=$(grep -c '^PASS ' "$R" || true)
+	f=$(grep -c '^FAIL ' "$R" || true)
+	echo
+	echo "=== results ($(($(date +%s) - t_start))s)"
+	grep '^FAIL ' "$R" | sed 's/^/  /' || true
+	echo "$p passed, $f failed"
+	[ "$f" = 0 ]
+}
+
+# The toolchain and the tree are prerequisites for everything else.
+if ! gate deps "$TOP/scripts/deps.sh"; then record FAIL deps; summary; exit 1; fi
+
+for t in "$TOP"/tests/host/*.sh; do
+	n=$(basename "$t" .sh)
+	if gate "host-$n" bash "$t"; then record PASS "host:$n"; else record FAIL "host:$n"; fi
+done
+
+if ! gate tree "$TOP/scripts/tree.sh"; then record FAIL tree; summary; exit 1; fi
+record PASS tree
+
+for arch in $SUPPORTED_ARCHES; do
+	if gate "kernel-$arch" "$TOP/scripts/kernel.sh" "$arch"; then
+		record PASS "build:$arch"
+	else
+		record FAIL "build:$arch"
+		continue
+	fi
+	if ! gate "image-$arch" "$TOP/scripts/image.sh" "$arch"; then
+		record FAIL "image:$arch"
+		continue
+	fi
+	gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "$GUEST_TESTS" --label tests \
+		--results "$R" --quiet || true
+done
+
+gate check "$TOP/scripts/check.sh" --results "$R" || true
+gate kunit "$TOP/scripts/kunit.sh" --results "$R" || true
+if gate zsmalloc32 "$TOP/scripts/kernel.sh" arm zsmalloc32; then record PASS build:arm-zsmalloc32; else record FAIL build:arm-zsmalloc32; fi
+
+summary

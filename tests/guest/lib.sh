@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the in-guest tests (sourced). RZDEV names the device family
+# under test: zram (the in-tree C driver) or rzram.
+DEV=${RZDEV:-zram}
+SYS=/sys/block/${DEV}0
+BLK=/dev/${DEV}0
+
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# dev_setup SIZE [ALGORITHM]: reset device 0 and give it a disksize.
+dev_setup() {
+	[ -d "$SYS" ] || fail "$SYS does not exist: is $DEV built into this kernel?"
+	[ "$(cat "$SYS/initstate")" = 0 ] || echo 1 >"$SYS/reset" || fail "reset $SYS"
+	if [ -n "${2:-}" ]; then
+		echo "$2" >"$SYS/comp_algorithm" || fail "comp_algorithm $2"
+	fi
+	echo "$1" >"$SYS/disksize" || fail "disksize $1"
+}
+
+dev_reset() {
+	echo 1 >"$SYS/reset" || fail "reset $SYS"
+}
+
+# mm_stat_print: the device's memory statistics, explained.
+mm_stat_print() {
+	local orig compr used limit maxused same compacted huge
+	read -r orig compr used limit maxused same compacted huge _ <"$SYS/mm_stat"
+	echo "$DEV mm_stat: $(cat "$SYS/mm_stat")"
+	printf '  original data     %8d KiB\n' $((orig / 1024))
+	printf '  compressed data   %8d KiB\n' $((compr / 1024))
+	printf '  memory used       %8d KiB (max %d KiB)\n' $((used / 1024)) $((maxused / 1024))
+	printf '  same-filled pages %8d, huge pages %d, pages compacted %d\n' "$same" "$huge" "$compacted"
+	if [ "$used" -gt 0 ]; then
+		printf '  ratio orig/used   %8s\n' "$(awk -v a="$orig" -v b="$used" 'BEGIN { printf "%.2f", a / b }')"
+	fi
+}
+
+meminfo_kb() {
+	awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo
+}
+
+vmstat() {
+	awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat
+}
+
+# run_held HOOK memstress-args...: run memstress -H, call HOOK once the memory
+# is filled, then let memstress verify. Returns memstress's status.
+run_held() {
+	local hook=$1 pid status
+	shift
+	rm -f /tmp/go /tmp/memstress.log
+	mkfifo /tmp/go
+	memstress -H "$@" </tmp/go >/tmp/memstress.log 2>&1 &
+	pid=$!
+	exec 3>/tmp/go
+	while ! grep -q 'memstress: filled' /tmp/memstress.log; do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	cat /tmp/memstress.log
+	"$hook"
+	echo go >&3
+	exec 3>&-
+	wait "$pid"
+	status=$?
+	tail -n +2 /tmp/memstress.log
+	return $status
+}
