@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # make run: build what is missing, boot arm64 (QEMU virt, Cortex-A72, TCG),
-# swap to the compressed RAM device under a workload 1.5x the guest's RAM,
+# swap to the compressed RAM device under a workload 1.25x the guest's RAM,
 # verify every page, print the device's statistics, power off.
 . "$(dirname "$0")/lib.sh"
 

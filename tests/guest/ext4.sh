@@ -12,8 +12,8 @@ while [ $i -le 6 ]; do
 	dd if=/dev/urandom of=/mnt/t/rand$i bs=64k count=$((i * 8)) 2>/dev/null || fail "write rand$i"
 	i=$((i + 1))
 done
-yes "rzram compressible line of text" | head -c 8M >/mnt/t/text || fail "write text"
-head -c 4M /dev/zero >/mnt/t/zero
+yes "rzram compressible line of text" | head -c $((8 << 20)) >/mnt/t/text || fail "write text"
+head -c $((4 << 20)) /dev/zero >/mnt/t/zero
 (cd /mnt/t && sha256sum rand* text zero >/tmp/sums)
 umount /mnt/t || fail "umount"
 echo 3 >/proc/sys/vm/drop_caches
