@@ -5,7 +5,9 @@
  * They drive a private pool through the public API only: allocation in every
  * size class with the contents checked across map/unmap, the class index of
  * a handle, compaction after fragmentation, frees from several kthreads while
- * compaction runs, and the pool's page count back at zero at the end.
+ * compaction runs, bulk free, the deferred-free framework (push and drain,
+ * the synchronous fallback, flush ordering, destroy with pending elements),
+ * and the pool's page count back at zero at the end.
  */
 
 #include <kunit/test.h>
@@ -182,7 +184,7 @@ static void zs_test_compaction(struct kunit *test)
 	zs_pool_stats(pool, &stats);
 	KUNIT_EXPECT_GT(test, freed, 0UL);
 	KUNIT_EXPECT_LT(test, after, before);
-	KUNIT_EXPECT_GE(test, (unsigned long)stats.pages_compacted, freed);
+	KUNIT_EXPECT_GE(test, (unsigned long)atomic_long_read(&stats.pages_compacted), freed);
 
 	for (i = 0; i < nr; i += 4) {
 		KUNIT_EXPECT_EQ_MSG(test, zs_check(pool, &objs[i]), 0U,
@@ -260,12 +262,282 @@ static void zs_test_concurrent_free(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
 }
 
+/* zs_free_bulk() of mixed classes, with NULL and error handles mixed in. */
+static void zs_test_free_bulk(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	const unsigned int nr = 3000;
+	unsigned long *handles;
+	struct zs_obj o;
+	unsigned int i;
+
+	handles = kunit_kcalloc(test, nr, sizeof(*handles), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, handles);
+	for (i = 0; i < nr; i++) {
+		if (i % 100 == 7) {
+			handles[i] = i % 200 == 7 ? 0 : (unsigned long)ERR_PTR(-ENOMEM);
+			continue;
+		}
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 40 + (i * 53) % 4000, i), 0);
+		handles[i] = o.handle;
+	}
+	KUNIT_EXPECT_GT(test, zs_get_total_pages(pool), 0UL);
+	zs_free_bulk(pool, handles, nr);
+	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
+}
+
+/* A deferred-free user whose elements are zsmalloc handles. */
+struct zs_df_user {
+	struct zs_pool *pool;
+	atomic_t drained;
+	atomic_t calls;
+	struct completion *gate;	/* if set, drains wait for it */
+	u8 *seen;			/* for index elements: times each was drained */
+};
+
+static void zs_df_drain_handles(void *priv, const void *elems, unsigned int nr)
+{
+	struct zs_df_user *u = priv;
+	unsigned long batch[64];
+	unsigned int i, n;
+
+	if (u->gate)
+		wait_for_completion(u->gate);
+	for (i = 0; i < nr; i += n) {
+		n = min(nr - i, (unsigned int)ARRAY_SIZE(batch));
+		memcpy(batch, (const unsigned long *)elems + i, n * sizeof(*batch));
+		zs_free_bulk(u->pool, batch, n);
+	}
+	atomic_add(nr, &u->drained);
+	atomic_inc(&u->calls);
+}
+
+static void zs_df_drain_index(void *priv, const void *elems, unsigned int nr)
+{
+	struct zs_df_user *u = priv;
+	const u32 *idx = elems;
+	unsigned int i;
+
+	if (u->gate)
+		wait_for_completion(u->gate);
+	for (i = 0; i < nr; i++)
+		u->seen[idx[i]]++;
+	atomic_add(nr, &u->drained);
+	atomic_inc(&u->calls);
+}
+
+static const struct zs_deferred_ops zs_df_handle_ops = { .drain = zs_df_drain_handles };
+static const struct zs_deferred_ops zs_df_index_ops = { .drain = zs_df_drain_index };
+
+static void zs_test_deferred_args(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	static const struct zs_deferred_ops no_drain = {};
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, NULL, NULL, 4, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &no_drain, NULL, 4, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &zs_df_index_ops, NULL, 0, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &zs_df_index_ops, NULL,
+							 PAGE_SIZE + 1, 0)), -EINVAL);
+}
+
+/* Push handles, flush: every object freed once, through the drain. */
+static void zs_test_deferred_drain(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	struct zs_df_user u = { .pool = pool };
+	struct zs_deferred_stats st;
+	const unsigned int nr = 5000;
+	struct zs_deferred *df;
+	unsigned int i, sync = 0;
+	struct zs_obj o;
+
+	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+	for (i = 0; i < nr; i++) {
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 64 + (i * 29) % 3000, i), 0);
+		if (!zs_deferred_push(df, &o.handle)) {
+			zs_free(pool, o.handle);
+			sync++;
+		}
+	}
+	zs_deferred_flush(df);
+	zs_deferred_stats(df, &st);
+	KUNIT_EXPECT_EQ(test, st.pushed + st.sync_frees, (u64)nr);
+	KUNIT_EXPECT_EQ(test, st.sync_frees, (u64)sync);
+	KUNIT_EXPECT_EQ(test, st.drained, st.pushed);
+	KUNIT_EXPECT_EQ(test, (u64)atomic_read(&u.drained), st.pushed);
+	KUNIT_EXPECT_LE(test, st.pages, st.max_pages);
+	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
+	zs_deferred_destroy(df);
+}
+
+/*
+ * With the drain held up and a small bound, pushes run out of buffer pages
+ * and must fall back; each element ends up either drained or refused, never
+ * both and never lost.
+ */
+static void zs_test_deferred_fallback(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	const unsigned int nr = 4096, elem = 512;
+	struct zs_df_user u = { .pool = pool };
+	DECLARE_COMPLETION_ONSTACK(gate);
+	struct zs_deferred_stats st;
+	struct zs_deferred *df;
+	unsigned int i, refused = 0;
+	u32 *e;
+
+	u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+	e = kunit_kzalloc(test, elem, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u.seen);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	u.gate = &gate;
+	/* 8 elements a page, at most one page a CPU plus one. */
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, elem, 1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+	for (i = 0; i < nr; i++) {
+		e[0] = i;
+		if (!zs_deferred_push(df, e)) {
+			u.seen[i] += 100;	/* the caller's synchronous free */
+			refused++;
+		}
+	}
+	KUNIT_EXPECT_GT(test, refused, 0U);
+	complete_all(&gate);
+	zs_deferred_flush(df);
+	zs_deferred_stats(df, &st);
+	KUNIT_EXPECT_EQ(test, st.sync_frees, (u64)refused);
+	KUNIT_EXPECT_EQ(test, st.pushed + st.sync_frees, (u64)nr);
+	KUNIT_EXPECT_LE(test, st.pages, st.max_pages);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, u.seen[i] == 1 || u.seen[i] == 100,
+				      "element %u handled %u times", i, u.seen[i]);
+	zs_deferred_destroy(df);
+}
+
+struct zs_df_pusher {
+	struct zs_deferred *df;
+	unsigned int first, nr, stride, refused;
+	u8 *refused_map;
+	struct completion done;
+};
+
+static int zs_df_pusher_fn(void *data)
+{
+	struct zs_df_pusher *p = data;
+	unsigned int i;
+	u32 e;
+
+	for (i = p->first; i < p->nr; i += p->stride) {
+		e = i;
+		if (!zs_deferred_push(p->df, &e)) {
+			p->refused_map[i] = 1;
+			p->refused++;
+		}
+	}
+	complete(&p->done);
+	return 0;
+}
+
+/*
+ * Flush ordering: whatever was pushed before zs_deferred_flush() was called,
+ * from any CPU, has been drained when it returns.
+ */
+static void zs_test_deferred_flush(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	const unsigned int nr = 20000, nthreads = 2;
+	struct zs_df_user u = { .pool = pool };
+	struct zs_df_pusher p[2];
+	struct zs_deferred *df;
+	u8 *refused;
+	unsigned int i, t;
+
+	u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+	refused = kunit_kzalloc(test, nr, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u.seen);
+	KUNIT_ASSERT_NOT_NULL(test, refused);
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+
+	for (t = 0; t < nthreads; t++) {
+		struct task_struct *task;
+
+		p[t] = (struct zs_df_pusher){ .df = df, .first = t, .nr = nr,
+					      .stride = nthreads, .refused_map = refused };
+		init_completion(&p[t].done);
+		task = kthread_run(zs_df_pusher_fn, &p[t], "zs_kunit_push/%u", t);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	}
+	for (t = 0; t < nthreads; t++)
+		wait_for_completion(&p[t].done);
+	zs_deferred_flush(df);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_EQ_MSG(test, u.seen[i] + refused[i], 1,
+				    "element %u drained %u times, refused %u", i,
+				    u.seen[i], refused[i]);
+
+	/* One more push after the flush is drained by the next one. */
+	i = 0;
+	if (zs_deferred_push(df, &i)) {
+		zs_deferred_flush(df);
+		KUNIT_EXPECT_EQ(test, u.seen[0], refused[0] ? 1 : 2);
+	}
+	zs_deferred_destroy(df);
+}
+
+/*
+ * Destroy with elements still in the per-CPU buffers drains them; so does
+ * zs_destroy_pool() for an instance still attached.
+ */
+static void zs_test_deferred_destroy(struct kunit *test)
+{
+	struct zs_df_user u = {}, v = {};
+	struct zs_deferred *df;
+	struct zs_pool *pool;
+	unsigned int i;
+	struct zs_obj o;
+
+	pool = zs_create_pool("zs_kunit_df");
+	KUNIT_ASSERT_NOT_NULL(test, pool);
+	u.pool = pool;
+	v.pool = pool;
+	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+	for (i = 0; i < 100; i++) {
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 100, i), 0);
+		if (!zs_deferred_push(df, &o.handle))
+			zs_free(pool, o.handle);
+	}
+	zs_deferred_destroy(df);
+	KUNIT_EXPECT_GT(test, atomic_read(&u.drained), 0);
+	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
+
+	df = zs_deferred_create(pool, &zs_df_handle_ops, &v, sizeof(unsigned long), 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+	for (i = 0; i < 100; i++) {
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 300, i), 0);
+		if (!zs_deferred_push(df, &o.handle))
+			zs_free(pool, o.handle);
+	}
+	zs_destroy_pool(pool);
+	KUNIT_EXPECT_GT(test, atomic_read(&v.drained), 0);
+}
+
 static struct kunit_case zsmalloc_test_cases[] = {
 	KUNIT_CASE(zs_test_every_class),
 	KUNIT_CASE(zs_test_bad_sizes),
 	KUNIT_CASE(zs_test_class_index),
 	KUNIT_CASE(zs_test_compaction),
 	KUNIT_CASE_SLOW(zs_test_concurrent_free),
+	KUNIT_CASE(zs_test_free_bulk),
+	KUNIT_CASE(zs_test_deferred_args),
+	KUNIT_CASE(zs_test_deferred_drain),
+	KUNIT_CASE(zs_test_deferred_fallback),
+	KUNIT_CASE(zs_test_deferred_flush),
+	KUNIT_CASE(zs_test_deferred_destroy),
 	{}
 };
 
