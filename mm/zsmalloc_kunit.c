@@ -293,6 +293,7 @@ struct zs_df_user {
 	atomic_t calls;
 	struct completion *gate;	/* if set, drains wait for it */
 	u8 *seen;			/* for index elements: times each was drained */
+	unsigned int stride;		/* u32 words per index element, 0 for 1 */
 };
 
 static void zs_df_drain_handles(void *priv, const void *elems, unsigned int nr)
@@ -321,7 +322,7 @@ static void zs_df_drain_index(void *priv, const void *elems, unsigned int nr)
 	if (u->gate)
 		wait_for_completion(u->gate);
 	for (i = 0; i < nr; i++)
-		u->seen[idx[i]]++;
+		u->seen[idx[i * max(u->stride, 1U)]]++;
 	atomic_add(nr, &u->drained);
 	atomic_inc(&u->calls);
 }
@@ -394,6 +395,7 @@ static void zs_test_deferred_fallback(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, u.seen);
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	u.gate = &gate;
+	u.stride = elem / sizeof(u32);
 	/* 8 elements a page, at most one page a CPU plus one. */
 	df = zs_deferred_create(pool, &zs_df_index_ops, &u, elem, 1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
