@@ -330,6 +330,28 @@ static void zs_df_drain_index(void *priv, const void *elems, unsigned int nr)
 static const struct zs_deferred_ops zs_df_handle_ops = { .drain = zs_df_drain_handles };
 static const struct zs_deferred_ops zs_df_index_ops = { .drain = zs_df_drain_index };
 
+/*
+ * Allocate @nr objects, of sizes @min to @min + @span - 1, and push their
+ * handles to @df, freeing at once those it refuses. Returns how many it
+ * refused.
+ */
+static unsigned int zs_df_push_new(struct kunit *test, struct zs_pool *pool,
+				   struct zs_deferred *df, unsigned int nr,
+				   unsigned int min, unsigned int span)
+{
+	unsigned int i, refused = 0;
+	struct zs_obj o;
+
+	for (i = 0; i < nr; i++) {
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, min + (i * 29) % span, i), 0);
+		if (!zs_deferred_push(df, &o.handle)) {
+			zs_free(pool, o.handle);
+			refused++;
+		}
+	}
+	return refused;
+}
+
 static void zs_test_deferred_args(struct kunit *test)
 {
 	struct zs_pool *pool = test->priv;
@@ -351,18 +373,11 @@ static void zs_test_deferred_drain(struct kunit *test)
 	struct zs_deferred_stats st;
 	const unsigned int nr = 5000;
 	struct zs_deferred *df;
-	unsigned int i, sync = 0;
-	struct zs_obj o;
+	unsigned int sync;
 
 	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
-	for (i = 0; i < nr; i++) {
-		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 64 + (i * 29) % 3000, i), 0);
-		if (!zs_deferred_push(df, &o.handle)) {
-			zs_free(pool, o.handle);
-			sync++;
-		}
-	}
+	sync = zs_df_push_new(test, pool, df, nr, 64, 3000);
 	zs_deferred_flush(df);
 	zs_deferred_stats(df, &st);
 	KUNIT_EXPECT_EQ(test, st.pushed + st.sync_frees, (u64)nr);
@@ -499,8 +514,7 @@ static void zs_test_deferred_destroy(struct kunit *test)
 	struct zs_df_user u = {}, v = {};
 	struct zs_deferred *df;
 	struct zs_pool *pool;
-	unsigned int i;
-	struct zs_obj o;
+	unsigned int refused;
 
 	pool = zs_create_pool("zs_kunit_df");
 	KUNIT_ASSERT_NOT_NULL(test, pool);
@@ -508,24 +522,16 @@ static void zs_test_deferred_destroy(struct kunit *test)
 	v.pool = pool;
 	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
-	for (i = 0; i < 100; i++) {
-		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 100, i), 0);
-		if (!zs_deferred_push(df, &o.handle))
-			zs_free(pool, o.handle);
-	}
+	refused = zs_df_push_new(test, pool, df, 100, 100, 1);
 	zs_deferred_destroy(df);
-	KUNIT_EXPECT_GT(test, atomic_read(&u.drained), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&u.drained), 100 - (int)refused);
 	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
 
 	df = zs_deferred_create(pool, &zs_df_handle_ops, &v, sizeof(unsigned long), 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
-	for (i = 0; i < 100; i++) {
-		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 300, i), 0);
-		if (!zs_deferred_push(df, &o.handle))
-			zs_free(pool, o.handle);
-	}
+	refused = zs_df_push_new(test, pool, df, 100, 300, 1);
 	zs_destroy_pool(pool);
-	KUNIT_EXPECT_GT(test, atomic_read(&v.drained), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&v.drained), 100 - (int)refused);
 }
 
 static struct kunit_case zsmalloc_test_cases[] = {

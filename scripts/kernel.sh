@@ -6,6 +6,8 @@
 #   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug
 #           bench our tree, base + qemu-ARCH + rzram (no debug options)
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
+#           p3    pristine + the first three patches of the series (the
+#                 zs_free locking changes alone), base + qemu-ARCH
 #   kernel.sh arm zsmalloc32: the 32-bit compile check, arm32.config, builds
 #           only mm/zsmalloc.o (and the zsmalloc KUnit object when present)
 #
@@ -30,14 +32,28 @@ zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
 test) frags+=("$FRAG/rzram.config" "$FRAG/debug.config"); out=$BUILD/$arch ;;
 bench) frags+=("$FRAG/rzram.config"); out=$BUILD/$arch-bench ;;
 stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
-*) die "unknown variant '$variant' (test, bench, stock)" ;;
+p3) out=$BUILD/$arch-p3; SRC=$BUILD/linux-p3 ;;
+*) die "unknown variant '$variant' (test, bench, stock, p3)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
-if [ "$variant" = stock ] && [ ! -d "$SRC" ]; then
-	note "creating the stock (pristine) tree $SRC"
-	git -C "$BUILD/linux" worktree add -q --detach "$SRC" pristine
-fi
+# The stock and p3 trees are worktrees of build/linux at pristine and at the
+# series' third commit (same content each time tree.sh re-applies it).
+case "$variant" in
+stock | p3)
+	rev=pristine
+	if [ "$variant" = p3 ]; then
+		rev=$(git -C "$BUILD/linux" rev-list --reverse pristine..HEAD | sed -n 3p)
+		[ -n "$rev" ] || die "the series has fewer than three patches"
+	fi
+	if [ ! -d "$SRC" ]; then
+		note "creating the $variant tree $SRC"
+		git -C "$BUILD/linux" worktree add -q --detach "$SRC" "$rev"
+	else
+		git -C "$SRC" checkout -q --detach "$rev"
+	fi
+	;;
+esac
 mkdir -p "$out"
 
 case "$arch" in

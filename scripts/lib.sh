@@ -99,6 +99,6 @@ hash_files() {
 	local f
 	for f in "$@"; do
 		echo "== $f"
-		[ -f "$f" ] && cat "$f"
+		if [ -f "$f" ]; then cat "$f"; fi
 	done | sha256sum | cut -d' ' -f1
 }

@@ -66,6 +66,13 @@ for arch in $SUPPORTED_ARCHES; do
 	fi
 	gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "$GUEST_TESTS" --label tests \
 		--results "$R" --quiet || true
+	if [ "$arch" = arm64 ]; then
+		if gate boot-timeout bash "$TOP/tests/boot/timeout.sh" arm64; then
+			record PASS host:qemu-timeout
+		else
+			record FAIL host:qemu-timeout
+		fi
+	fi
 done
 
 gate check "$TOP/scripts/check.sh" --results "$R" || true

@@ -6,7 +6,7 @@ set -u
 . /tests/lib.sh
 
 rounds=${rzrounds:-5}
-grid=${rzgrid:-"1:64 1:256 1:1024 2:64 2:256 2:1024"}
+grid=$(echo "${rzgrid:-1:64,1:256,1:1024,2:64,2:256,2:1024}" | tr , " ")
 dev_setup 3G lzo-rle
 mkswap "$BLK" >/dev/null || fail "mkswap"
 swapon "$BLK" || fail "swapon"
