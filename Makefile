@@ -35,39 +35,39 @@ check-arch:
 	*) echo "error: unsupported ARCH '$(ARCH)' (supported: $(SUPPORTED_ARCHES))" >&2; exit 1 ;; esac
 
 deps:
-	@$(S)/deps.sh
+	@bash $(S)/deps.sh
 
 tree: deps
-	@$(S)/tree.sh
+	@bash $(S)/tree.sh
 
 kernel: check-arch tree
-	@$(S)/kernel.sh $(ARCH) $(VARIANT)
+	@bash $(S)/kernel.sh $(ARCH) $(VARIANT)
 
 image: check-arch deps
-	@$(S)/image.sh $(ARCH)
+	@bash $(S)/image.sh $(ARCH)
 
 guest-test: kernel image
-	@$(S)/qemu.sh $(ARCH) $(TESTS) --variant $(VARIANT)
+	@bash $(S)/qemu.sh $(ARCH) $(TESTS) --variant $(VARIANT)
 
 boot: guest-test
 
 run:
-	@$(S)/run.sh
+	@bash $(S)/run.sh
 
 test:
-	@$(S)/test.sh
+	@bash $(S)/test.sh
 
 kunit: tree
-	@$(S)/kunit.sh $(SUITE)
+	@bash $(S)/kunit.sh $(SUITE)
 
 check: tree
-	@$(S)/check.sh
+	@bash $(S)/check.sh
 
 zsmalloc32: tree
-	@$(S)/kernel.sh arm zsmalloc32
+	@bash $(S)/kernel.sh arm zsmalloc32
 
 bench: tree
-	@$(S)/bench.sh
+	@bash $(S)/bench.sh
 
 clean:
 	rm -rf build/arm64 build/x86_64 build/arm build/kunit build/guest/*/root build/logs
