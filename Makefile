@@ -13,7 +13,7 @@ SUPPORTED_ARCHES := arm64 x86_64
 S := scripts
 
 .PHONY: all help deps tree kernel image boot guest-test run test kunit check \
-	zsmalloc32 bench clean distclean check-arch
+	zsmalloc32 bench profile clean distclean check-arch
 
 all: help
 
@@ -29,6 +29,7 @@ help:
 	@echo "make check                static gates (checkpatch, rustfmt)"
 	@echo "make zsmalloc32           32-bit (ARCH=arm) compile of mm/zsmalloc.o"
 	@echo "make bench                benchmarks against stock zram"
+	@echo "make profile              ftrace function profile of munmap of swapped-out memory"
 
 check-arch:
 	@case " $(SUPPORTED_ARCHES) " in *" $(ARCH) "*) ;; \
@@ -68,6 +69,9 @@ zsmalloc32: tree
 
 bench: tree
 	@bash $(S)/bench.sh
+
+profile: tree
+	@bash $(S)/profile.sh
 
 clean:
 	rm -rf build/arm64 build/x86_64 build/arm build/kunit build/guest/*/root build/logs

@@ -63,7 +63,7 @@ the pristine tree; "patches 1-3" adds the class index in the obj value, zs_free(
 without migrate_lock and page release after class->lock; "full series" adds
 zs_free_bulk(), the deferred-free framework and zram's swap-slot free through it.
 Speedup is stock's median over the kernel's. These machines are noisy: compare only
-within one run.
+within one run. Where the time goes: docs/profile-munmap.md (`make profile`).
 
 ## munmap latency
 

@@ -5,6 +5,7 @@
 # Usage: kernel.sh ARCH [VARIANT]
 #   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug
 #           bench our tree, base + qemu-ARCH + rzram (no debug options)
+#           trace bench plus the ftrace function profiler (make profile)
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
 #           p3    pristine + the first three patches of the series (the
 #                 zs_free locking changes alone), base + qemu-ARCH
@@ -31,9 +32,10 @@ case "$variant" in
 zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
 test) frags+=("$FRAG/rzram.config" "$FRAG/debug.config"); out=$BUILD/$arch ;;
 bench) frags+=("$FRAG/rzram.config"); out=$BUILD/$arch-bench ;;
+trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
 stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
 p3) out=$BUILD/$arch-p3; SRC=$BUILD/linux-p3 ;;
-*) die "unknown variant '$variant' (test, bench, stock, p3)" ;;
+*) die "unknown variant '$variant' (test, bench, trace, stock, p3)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
