@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Static gates: checkpatch --strict on every patch in the series and on every
-# new C file of the overlay; rustfmt over the Rust code (needs a configured
-# arm64 tree, which make test has by then).
+# new C file of the overlay; rustfmt over the Rust code; clippy (CLIPPY=1,
+# which also enforces a SAFETY comment on every unsafe block) and rustdoc over
+# our Rust files; no raw bindings in the driver and the samples. The Rust gates
+# need a configured arm64 tree, which make test has by then.
 #
 # Usage: check.sh [--results FILE]
 . "$(dirname "$0")/lib.sh"
@@ -52,5 +54,56 @@ if [ -f "$BUILD/arm64/.config" ]; then
 	fi
 else
 	rec FAIL "rustfmt (no configured arm64 tree: make kernel ARCH=arm64)"
+fi
+# Our Rust files, as paths in the tree: warnings that name them fail the gates.
+ours=$(cd "$TOP" && find rust drivers samples -name '*.rs' 2>/dev/null | sort || true)
+ours_re=$(echo "$ours" | sed 's/[.]/[.]/g' | paste -sd'|')
+
+# Unsafe code lives in rust/kernel only.
+raw=$(cd "$TOP" && grep -rn 'bindings::\|unsafe' drivers/block/rzram samples/rust 2>/dev/null || true)
+if [ -z "$raw" ]; then
+	rec PASS "no-unsafe-outside-rust-kernel"
+else
+	echo "$raw"
+	rec FAIL "no-unsafe-outside-rust-kernel"
+fi
+
+if [ -f "$BUILD/arm64/.config" ]; then
+	# A tree of its own with the test kernel's config, so that CLIPPY=1 does
+	# not rebuild the test kernel's Rust objects.
+	cdir=$BUILD/arm64-clippy
+	mkdir -p "$cdir"
+	cmp -s "$BUILD/arm64/.config" "$cdir/.config" || cp "$BUILD/arm64/.config" "$cdir/.config"
+	targets=(rust/)
+	for d in samples/rust drivers/block/rzram; do
+		[ -d "$TOP/$d" ] && targets+=("$d/")
+	done
+	kmake "$cdir" arm64 olddefconfig >/dev/null
+	if kmake "$cdir" arm64 CLIPPY=1 "${targets[@]}" >"$BUILD/logs/clippy.log" 2>&1; then
+		warn=$(grep -A6 -E '^(warning|error)' "$BUILD/logs/clippy.log" | grep -E -B3 "$ours_re" || true)
+		if [ -z "$warn" ]; then
+			rec PASS clippy
+		else
+			echo "$warn"
+			rec FAIL clippy
+		fi
+	else
+		tail -40 "$BUILD/logs/clippy.log"
+		rec FAIL "clippy (build failed; build/logs/clippy.log)"
+	fi
+	if kmake "$cdir" arm64 rustdoc >"$BUILD/logs/rustdoc.log" 2>&1; then
+		warn=$(grep -A6 -E '^(warning|error)' "$BUILD/logs/rustdoc.log" | grep -E -B3 "$ours_re" || true)
+		if [ -z "$warn" ]; then
+			rec PASS rustdoc
+		else
+			echo "$warn"
+			rec FAIL rustdoc
+		fi
+	else
+		tail -40 "$BUILD/logs/rustdoc.log"
+		rec FAIL "rustdoc (build failed; build/logs/rustdoc.log)"
+	fi
+else
+	rec FAIL "clippy, rustdoc (no configured arm64 tree: make kernel ARCH=arm64)"
 fi
 [ $fails = 0 ]

@@ -9,7 +9,7 @@
 # 32-bit zsmalloc compile.
 . "$(dirname "$0")/lib.sh"
 
-GUEST_TESTS=${GUEST_TESTS:-swap_onoff,swap_pressure,ext4}
+GUEST_TESTS=${GUEST_TESTS:-rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4}
 R=$BUILD/results.txt
 mkdir -p "$BUILD/logs"
 : >"$R"
