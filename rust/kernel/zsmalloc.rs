@@ -442,6 +442,117 @@ impl Handle {
     }
 }
 
+/// A [`Handle`] or a machine word, in the space of a handle (12 bytes on 64-bit, 4-byte
+/// aligned).
+///
+/// Tables that store most entries as zsmalloc objects but some as a plain value (zram stores a
+/// page filled with one repeated word as that word) keep one `Entry` per element. A new entry is
+/// the word 0.
+///
+/// # Invariants
+///
+/// If `pool` is not zero, `raw` and `pool` are the fields of a [`Handle`] owned by the entry;
+/// otherwise `raw` is a plain word.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{c_str, zsmalloc::{Entry, Pool}};
+///
+/// let pool = Pool::new(c_str!("doc"))?;
+/// let mut e = Entry::word(0x5a5a);
+/// assert_eq!(e.as_word(), Some(0x5a5a));
+/// let old = e.replace(Entry::handle(pool.alloc(10, GFP_KERNEL)?));
+/// assert!(old.into_handle().is_none());
+/// assert!(e.as_handle().is_some());
+/// if let Some(h) = e.take_handle() {
+///     pool.free(h);
+/// }
+/// assert_eq!(e.as_word(), Some(0));
+/// # Ok::<(), Error>(())
+/// ```
+#[repr(C, packed(4))]
+pub struct Entry {
+    raw: usize,
+    pool: u32,
+}
+
+#[cfg(CONFIG_64BIT)]
+crate::static_assert!(core::mem::size_of::<Entry>() == 12);
+
+impl Default for Entry {
+    fn default() -> Self {
+        Entry::word(0)
+    }
+}
+
+impl Entry {
+    /// An entry holding the word `v`.
+    pub const fn word(v: usize) -> Self {
+        // INVARIANT: `pool` is zero, so `raw` is a word.
+        Entry { raw: v, pool: 0 }
+    }
+
+    /// An entry owning `h`.
+    pub fn handle(h: Handle) -> Self {
+        // INVARIANT: the fields of `h`, which the entry now owns; `pool` is not zero.
+        Entry {
+            raw: h.raw.get(),
+            pool: h.pool.get(),
+        }
+    }
+
+    /// Returns the word, if the entry holds one.
+    pub fn as_word(&self) -> Option<usize> {
+        if self.pool == 0 {
+            Some(self.raw)
+        } else {
+            None
+        }
+    }
+
+    /// Returns the handle, if the entry holds one.
+    pub fn as_handle(&self) -> Option<&Handle> {
+        if self.pool == 0 {
+            return None;
+        }
+        // SAFETY: by the invariant the fields are those of a `Handle`, which has the same layout
+        // (`repr(C, packed(4))`, a `usize` then a `u32`).
+        Some(unsafe { &*core::ptr::from_ref(self).cast::<Handle>() })
+    }
+
+    /// Returns the handle mutably, if the entry holds one (for [`Pool::map_write`]).
+    pub fn as_handle_mut(&mut self) -> Option<&mut Handle> {
+        if self.pool == 0 {
+            return None;
+        }
+        // SAFETY: as in `as_handle`; `&mut self` is unique.
+        Some(unsafe { &mut *core::ptr::from_mut(self).cast::<Handle>() })
+    }
+
+    /// Replaces the entry with `new` and returns the old one.
+    pub fn replace(&mut self, new: Entry) -> Entry {
+        core::mem::replace(self, new)
+    }
+
+    /// Takes the handle out, leaving the word 0; `None` (and no change) if it holds a word.
+    pub fn take_handle(&mut self) -> Option<Handle> {
+        if self.pool == 0 {
+            return None;
+        }
+        self.replace(Entry::word(0)).into_handle()
+    }
+
+    /// Converts the entry into its handle, if it holds one.
+    pub fn into_handle(self) -> Option<Handle> {
+        // INVARIANT: the handle's ownership moves from the entry to the result.
+        Some(Handle {
+            raw: NonZeroUsize::new(self.raw)?,
+            pool: NonZeroU32::new(self.pool)?,
+        })
+    }
+}
+
 /// A mapped object; the common part of [`ReadGuard`] and [`WriteGuard`].
 ///
 /// # Invariants
@@ -748,8 +859,8 @@ impl<T: DeferredFree> Deferred<T> {
             pushed: s.pushed,
             drained: s.drained,
             sync_frees: s.sync_frees,
-            pages: s.pages as usize,
-            max_pages: s.max_pages as usize,
+            pages: s.pages,
+            max_pages: s.max_pages,
         }
     }
 }

@@ -91,10 +91,12 @@ unsafe impl Sync for Case {}
 
 impl Case {
     /// The zeroed case that ends a suite's case array.
-    // INVARIANT: all zeroes.
-    // SAFETY: `kunit_case` is plain data (pointers, integers, optional function pointers), for
-    // which all zeroes is a valid value.
-    const END: Case = Case(UnsafeCell::new(unsafe { core::mem::zeroed() }));
+    const fn end() -> Case {
+        // INVARIANT: all zeroes.
+        // SAFETY: `kunit_case` is plain data (pointers, integers, optional function pointers),
+        // for which all zeroes is a valid value.
+        Case(UnsafeCell::new(unsafe { core::mem::zeroed() }))
+    }
 
     /// Creates the case `name`, whose body is `T::run`.
     pub const fn new<T: TestCase>(name: &'static CStr) -> Case {
@@ -126,7 +128,7 @@ impl<const N: usize> CaseList<N> {
         // INVARIANT: `end` is the terminator.
         CaseList {
             cases,
-            end: Case::END,
+            end: Case::end(),
         }
     }
 }

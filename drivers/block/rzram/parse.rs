@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Parsers for sysfs input: pure functions with the semantics, and the errors, of the C parsers
+//! zram uses (`memparse()`, `kstrtou16()`, `kstrtoint()`, `kstrtoul()`).
+
+use kernel::{error::code::*, prelude::*};
+
+/// What C sees of a sysfs write: the bytes before the first NUL.
+fn c_str(input: &[u8]) -> &[u8] {
+    input.split(|&b| b == 0).next().unwrap_or(&[])
+}
+
+/// `kstrtoull(s, 10)`: an optional `+`, decimal digits, an optional newline, nothing else.
+///
+/// `EINVAL` for anything else (including no digits), `ERANGE` if the value overflows `u64`.
+pub(crate) fn kstrtoull(input: &[u8]) -> Result<u64> {
+    let mut s = c_str(input);
+    if let [b'+', rest @ ..] = s {
+        s = rest;
+    }
+    let digits = s.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 {
+        return Err(EINVAL);
+    }
+    let mut v: u64 = 0;
+    let mut overflow = false;
+    for &d in &s[..digits] {
+        match v
+            .checked_mul(10)
+            .and_then(|x| x.checked_add(u64::from(d - b'0')))
+        {
+            Some(x) => v = x,
+            None => overflow = true,
+        }
+    }
+    match &s[digits..] {
+        [] | [b'\n'] => {}
+        _ => return Err(EINVAL),
+    }
+    if overflow {
+        return Err(ERANGE);
+    }
+    Ok(v)
+}
+
+/// `kstrtou16(s, 10)`.
+pub(crate) fn kstrtou16(input: &[u8]) -> Result<u16> {
+    u16::try_from(kstrtoull(input)?).map_err(|_| ERANGE)
+}
+
+/// `kstrtoul(s, 10)` on 64-bit.
+pub(crate) fn kstrtoul(input: &[u8]) -> Result<u64> {
+    kstrtoull(input)
+}
+
+/// `kstrtoint(s, 10)`: as [`kstrtoull`] with an optional leading `-`.
+pub(crate) fn kstrtoint(input: &[u8]) -> Result<i32> {
+    let s = c_str(input);
+    if let [b'-', rest @ ..] = s {
+        let v = kstrtoull(rest)?;
+        // kstrtoll() parses the digits after "-" without accepting another sign.
+        if rest.first() == Some(&b'+') {
+            return Err(EINVAL);
+        }
+        return i32::try_from(-(i64::try_from(v).map_err(|_| ERANGE)?)).map_err(|_| ERANGE);
+    }
+    i32::try_from(kstrtoull(s)?).map_err(|_| ERANGE)
+}
+
+/// `memparse(s, &end)`: a number in C notation (decimal, `0x` hex, `0` octal) with an optional
+/// K, M, G, T, P or E suffix (either case). Returns the value and whether any character was
+/// consumed; like C, overflow wraps and parsing stops at the first character that does not fit.
+pub(crate) fn memparse(input: &[u8]) -> (u64, bool) {
+    let s = c_str(input);
+    let (base, mut i) = match s {
+        [b'0', b'x' | b'X', d, ..] if d.is_ascii_hexdigit() => (16, 2),
+        [b'0', ..] => (8, 0),
+        _ => (10, 0),
+    };
+    let start = i;
+    let mut v: u64 = 0;
+    while let Some(&c) = s.get(i) {
+        let d = match c {
+            b'0'..=b'9' => u64::from(c - b'0'),
+            b'a'..=b'f' => u64::from(c - b'a' + 10),
+            b'A'..=b'F' => u64::from(c - b'A' + 10),
+            _ => break,
+        };
+        if d >= base {
+            break;
+        }
+        v = v.wrapping_mul(base).wrapping_add(d);
+        i += 1;
+    }
+    if i == start {
+        return (0, false);
+    }
+    let shift = match s.get(i) {
+        Some(b'E' | b'e') => 60,
+        Some(b'P' | b'p') => 50,
+        Some(b'T' | b't') => 40,
+        Some(b'G' | b'g') => 30,
+        Some(b'M' | b'm') => 20,
+        Some(b'K' | b'k') => 10,
+        _ => 0,
+    };
+    (v.wrapping_shl(shift), true)
+}
+
+/// The algorithm name of a `comp_algorithm` write: the input up to a NUL, without one trailing
+/// newline. `E2BIG` if it is 128 bytes or longer (`CRYPTO_MAX_ALG_NAME`), as zram checks.
+pub(crate) fn algorithm_name(input: &[u8]) -> Result<&[u8]> {
+    let s = c_str(input);
+    if s.len() >= 128 {
+        return Err(E2BIG);
+    }
+    Ok(s.strip_suffix(b"\n").unwrap_or(s))
+}
+
+#[cfg(CONFIG_RZRAM_KUNIT_TEST)]
+#[kunit_tests(rzram_parse)]
+mod tests {
+    use super::*;
+    use kernel::{kunit_expect, kunit_expect_eq};
+
+    #[test]
+    fn kstrto() {
+        kunit_expect_eq!(kstrtoull(b"0"), Ok(0));
+        kunit_expect_eq!(kstrtoull(b"+12\n"), Ok(12));
+        kunit_expect_eq!(kstrtoull(b"18446744073709551615"), Ok(u64::MAX));
+        kunit_expect_eq!(kstrtoull(b"18446744073709551616"), Err(ERANGE));
+        kunit_expect_eq!(kstrtoull(b""), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"\n"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"1 "), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"1\n\n"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"0x10"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"-1"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"7\0junk"), Ok(7));
+        kunit_expect_eq!(kstrtou16(b"65535"), Ok(65535));
+        kunit_expect_eq!(kstrtou16(b"65536"), Err(ERANGE));
+        kunit_expect_eq!(kstrtou16(b"1\n"), Ok(1));
+        kunit_expect_eq!(kstrtoint(b"-5\n"), Ok(-5));
+        kunit_expect_eq!(kstrtoint(b"2147483647"), Ok(i32::MAX));
+        kunit_expect_eq!(kstrtoint(b"2147483648"), Err(ERANGE));
+        kunit_expect_eq!(kstrtoint(b"-2147483648"), Ok(i32::MIN));
+        kunit_expect_eq!(kstrtoint(b"--1"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoint(b"-+1"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoint(b"abc"), Err(EINVAL));
+    }
+
+    #[test]
+    fn memparse_suffixes() {
+        kunit_expect_eq!(memparse(b"4096"), (4096, true));
+        kunit_expect_eq!(memparse(b"1K"), (1024, true));
+        kunit_expect_eq!(memparse(b"256M\n"), (256 << 20, true));
+        kunit_expect_eq!(memparse(b"1g"), (1 << 30, true));
+        kunit_expect_eq!(memparse(b"2T"), (2 << 40, true));
+        kunit_expect_eq!(memparse(b"0x1000"), (4096, true));
+        kunit_expect_eq!(memparse(b"010"), (8, true));
+        kunit_expect_eq!(memparse(b"0"), (0, true));
+        kunit_expect_eq!(memparse(b""), (0, false));
+        kunit_expect_eq!(memparse(b"abc"), (0, false));
+        kunit_expect_eq!(memparse(b"-1"), (0, false));
+        kunit_expect_eq!(memparse(b"12Q"), (12, true));
+    }
+
+    #[test]
+    fn algorithm_names() {
+        kunit_expect_eq!(algorithm_name(b"lz4\n"), Ok(&b"lz4"[..]));
+        kunit_expect_eq!(algorithm_name(b"zstd"), Ok(&b"zstd"[..]));
+        kunit_expect_eq!(algorithm_name(b"lz4\n\n"), Ok(&b"lz4\n"[..]));
+        kunit_expect!(algorithm_name(&[b'a'; 128]).is_err());
+        kunit_expect_eq!(algorithm_name(&[b'a'; 127]).map(|s| s.len()), Ok(127));
+    }
+}

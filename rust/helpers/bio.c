@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+
+struct bio_vec rust_helper_bio_iter_iovec(struct bio *bio, struct bvec_iter iter)
+{
+	return bio_iter_iovec(bio, iter);
+}
+
+void rust_helper_bio_advance_iter_single(const struct bio *bio,
+					 struct bvec_iter *iter,
+					 unsigned int bytes)
+{
+	bio_advance_iter_single(bio, iter, bytes);
+}
+
+struct gendisk *rust_helper_dev_to_disk(struct device *dev)
+{
+	return dev_to_disk(dev);
+}
+
+unsigned int rust_helper_disk_openers(struct gendisk *disk)
+{
+	return disk_openers(disk);
+}
+
+sector_t rust_helper_get_capacity(struct gendisk *disk)
+{
+	return get_capacity(disk);
+}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The compression libraries of `lib/`: lzo, lzo-rle, lz4, lz4hc and zstd.
+//!
+//! Each algorithm is a type implementing [`Compressor`], which owns its workspace. [`Stream`]
+//! selects one at run time by [`Algorithm`]; with [`PerCpu`](crate::percpu::PerCpu) a driver
+//! keeps one stream per CPU, as zram does. The names are those zram uses.
+//!
+//! Every call bounds its output by the destination slice: the compressors are the `_safe`
+//! variants, so no input can make them write past it.
+//!
+//! Built with `CONFIG_RUST_COMPRESS`, which selects the libraries.
+//!
+//! C headers: [`include/linux/lzo.h`](srctree/include/linux/lzo.h),
+//! [`include/linux/lz4.h`](srctree/include/linux/lz4.h),
+//! [`include/linux/zstd.h`](srctree/include/linux/zstd.h)
+
+use crate::{
+    alloc::{flags::*, KVVec},
+    bindings,
+    error::{code::*, Result},
+    ffi::{c_char, c_int, c_void},
+};
+use core::ptr::NonNull;
+
+/// A compression algorithm.
+pub trait Compressor: Sized + Send {
+    /// The name zram and rzram show in `comp_algorithm`.
+    const NAME: &'static str;
+
+    /// Allocates a stream: the algorithm's workspace.
+    fn new() -> Result<Self>;
+
+    /// Compresses `src` into `dst`; returns the compressed length.
+    ///
+    /// Fails with [`E2BIG`] if the result does not fit in `dst`, and [`EINVAL`] on other errors.
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize>;
+
+    /// Decompresses `src` into `dst`; returns the decompressed length.
+    ///
+    /// Fails with [`EINVAL`] if `src` is not valid compressed data or does not fit in `dst`.
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize>;
+}
+
+fn zeroed_workspace(len: usize) -> Result<KVVec<u8>> {
+    Ok(KVVec::from_elem(0u8, len, GFP_KERNEL)?)
+}
+
+fn lzo_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    let mut len = dst.len();
+    // SAFETY: the slices are valid for their lengths; the `_safe` decompressor writes at most
+    // `len` bytes and reads at most `src.len()`.
+    let ret = unsafe {
+        bindings::lzo1x_decompress_safe(src.as_ptr(), src.len(), dst.as_mut_ptr(), &mut len)
+    };
+    if ret == bindings::LZO_E_OK as c_int {
+        Ok(len)
+    } else {
+        Err(EINVAL)
+    }
+}
+
+fn lzo_result(ret: c_int, len: usize) -> Result<usize> {
+    match ret {
+        r if r == bindings::LZO_E_OK as c_int => Ok(len),
+        r if r == bindings::LZO_E_OUTPUT_OVERRUN => Err(E2BIG),
+        _ => Err(EINVAL),
+    }
+}
+
+/// LZO (`lzo1x_1`), named `lzo`.
+pub struct Lzo {
+    wrk: KVVec<u8>,
+}
+
+impl Compressor for Lzo {
+    const NAME: &'static str = "lzo";
+
+    fn new() -> Result<Self> {
+        Ok(Lzo {
+            wrk: zeroed_workspace(bindings::LZO1X_1_MEM_COMPRESS)?,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let mut len = dst.len();
+        // SAFETY: the slices are valid; the workspace has the size lzo needs; the `_safe`
+        // variant writes at most `len` bytes.
+        let ret = unsafe {
+            bindings::lzo1x_1_compress_safe(
+                src.as_ptr(),
+                src.len(),
+                dst.as_mut_ptr(),
+                &mut len,
+                self.wrk.as_mut_ptr().cast::<c_void>(),
+            )
+        };
+        lzo_result(ret, len)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        lzo_decompress(src, dst)
+    }
+}
+
+/// LZO with run-length encoding of zero runs, named `lzo-rle`; zram's default.
+pub struct LzoRle {
+    wrk: KVVec<u8>,
+}
+
+impl Compressor for LzoRle {
+    const NAME: &'static str = "lzo-rle";
+
+    fn new() -> Result<Self> {
+        Ok(LzoRle {
+            wrk: zeroed_workspace(bindings::LZO1X_1_MEM_COMPRESS)?,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let mut len = dst.len();
+        // SAFETY: as for `Lzo`.
+        let ret = unsafe {
+            bindings::lzorle1x_1_compress_safe(
+                src.as_ptr(),
+                src.len(),
+                dst.as_mut_ptr(),
+                &mut len,
+                self.wrk.as_mut_ptr().cast::<c_void>(),
+            )
+        };
+        lzo_result(ret, len)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        // The lzo decompressor understands the run-length extension.
+        lzo_decompress(src, dst)
+    }
+}
+
+fn to_int(len: usize) -> Result<c_int> {
+    c_int::try_from(len).map_err(|_| EINVAL)
+}
+
+fn lz4_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    // SAFETY: the slices are valid for their lengths, which bound what is read and written.
+    let ret = unsafe {
+        bindings::LZ4_decompress_safe(
+            src.as_ptr().cast::<c_char>(),
+            dst.as_mut_ptr().cast::<c_char>(),
+            to_int(src.len())?,
+            to_int(dst.len())?,
+        )
+    };
+    usize::try_from(ret).map_err(|_| EINVAL)
+}
+
+/// LZ4, named `lz4`.
+pub struct Lz4 {
+    wrk: KVVec<u8>,
+}
+
+impl Compressor for Lz4 {
+    const NAME: &'static str = "lz4";
+
+    fn new() -> Result<Self> {
+        Ok(Lz4 {
+            wrk: zeroed_workspace(bindings::LZ4_MEM_COMPRESS)?,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        // SAFETY: the slices are valid; the output is bounded by `dst.len()`; the workspace has
+        // the size lz4 needs.
+        let ret = unsafe {
+            bindings::LZ4_compress_default(
+                src.as_ptr().cast::<c_char>(),
+                dst.as_mut_ptr().cast::<c_char>(),
+                to_int(src.len())?,
+                to_int(dst.len())?,
+                self.wrk.as_mut_ptr().cast::<c_void>(),
+            )
+        };
+        // lz4 returns 0 when the output does not fit.
+        match usize::try_from(ret) {
+            Ok(0) | Err(_) => Err(E2BIG),
+            Ok(n) => Ok(n),
+        }
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        lz4_decompress(src, dst)
+    }
+}
+
+/// LZ4 high compression, named `lz4hc`, at zram's default level (9).
+pub struct Lz4hc {
+    wrk: KVVec<u8>,
+}
+
+impl Compressor for Lz4hc {
+    const NAME: &'static str = "lz4hc";
+
+    fn new() -> Result<Self> {
+        Ok(Lz4hc {
+            wrk: zeroed_workspace(bindings::LZ4HC_MEM_COMPRESS as usize)?,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        // SAFETY: as for `Lz4`.
+        let ret = unsafe {
+            bindings::LZ4_compress_HC(
+                src.as_ptr().cast::<c_char>(),
+                dst.as_mut_ptr().cast::<c_char>(),
+                to_int(src.len())?,
+                to_int(dst.len())?,
+                bindings::LZ4HC_DEFAULT_CLEVEL as c_int,
+                self.wrk.as_mut_ptr().cast::<c_void>(),
+            )
+        };
+        match usize::try_from(ret) {
+            Ok(0) | Err(_) => Err(E2BIG),
+            Ok(n) => Ok(n),
+        }
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        lz4_decompress(src, dst)
+    }
+}
+
+/// Zstandard, named `zstd`, at its default level, tuned for page-sized inputs.
+///
+/// # Invariants
+///
+/// `cctx` and `dctx` were initialised in `cws` and `dws`, which they point into and which live as
+/// long as `self`.
+pub struct Zstd {
+    cws: KVVec<u8>,
+    dws: KVVec<u8>,
+    cctx: NonNull<bindings::zstd_cctx>,
+    dctx: NonNull<bindings::zstd_dctx>,
+    params: bindings::zstd_parameters,
+}
+
+// SAFETY: the contexts are plain memory in the workspaces, owned by `self`; nothing ties them to
+// a thread.
+unsafe impl Send for Zstd {}
+
+impl Compressor for Zstd {
+    const NAME: &'static str = "zstd";
+
+    fn new() -> Result<Self> {
+        // SAFETY: FFI calls without preconditions.
+        let params = unsafe {
+            bindings::zstd_get_params(
+                bindings::zstd_default_clevel(),
+                crate::page::PAGE_SIZE as u64,
+            )
+        };
+        // SAFETY: `params.cParams` is valid.
+        let mut cws =
+            zeroed_workspace(unsafe { bindings::zstd_cctx_workspace_bound(&params.cParams) })?;
+        // SAFETY: FFI call without preconditions.
+        let mut dws = zeroed_workspace(unsafe { bindings::zstd_dctx_workspace_bound() })?;
+        // SAFETY: `cws` is a writable, suitably aligned (by kvmalloc) workspace of its length.
+        let cctx = unsafe { bindings::zstd_init_cctx(cws.as_mut_ptr().cast(), cws.len()) };
+        // SAFETY: as above, for `dws`.
+        let dctx = unsafe { bindings::zstd_init_dctx(dws.as_mut_ptr().cast(), dws.len()) };
+        // INVARIANT: both contexts were initialised in their workspaces, moved along with them
+        // (the heap buffers do not move).
+        Ok(Zstd {
+            cctx: NonNull::new(cctx).ok_or(ENOMEM)?,
+            dctx: NonNull::new(dctx).ok_or(ENOMEM)?,
+            cws,
+            dws,
+            params,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        // SAFETY: the context is valid (invariant); the slices are valid and bound the output.
+        let ret = unsafe {
+            bindings::zstd_compress_cctx(
+                self.cctx.as_ptr(),
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                src.as_ptr().cast(),
+                src.len(),
+                &self.params,
+            )
+        };
+        // SAFETY: FFI call without preconditions.
+        if unsafe { bindings::zstd_is_error(ret) } != 0 {
+            return Err(E2BIG);
+        }
+        Ok(ret)
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        // SAFETY: as in `compress`.
+        let ret = unsafe {
+            bindings::zstd_decompress_dctx(
+                self.dctx.as_ptr(),
+                dst.as_mut_ptr().cast(),
+                dst.len(),
+                src.as_ptr().cast(),
+                src.len(),
+            )
+        };
+        // SAFETY: FFI call without preconditions.
+        if unsafe { bindings::zstd_is_error(ret) } != 0 {
+            return Err(EINVAL);
+        }
+        Ok(ret)
+    }
+}
+
+impl Zstd {
+    /// The sizes of the two workspaces, in bytes.
+    pub fn workspace_bytes(&self) -> usize {
+        self.cws.len() + self.dws.len()
+    }
+}
+
+/// The algorithms, in the order zram lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// [`LzoRle`].
+    LzoRle,
+    /// [`Lzo`].
+    Lzo,
+    /// [`Lz4`].
+    Lz4,
+    /// [`Lz4hc`].
+    Lz4hc,
+    /// [`Zstd`].
+    Zstd,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order zram lists them.
+    pub const ALL: [Algorithm; 5] = [
+        Algorithm::LzoRle,
+        Algorithm::Lzo,
+        Algorithm::Lz4,
+        Algorithm::Lz4hc,
+        Algorithm::Zstd,
+    ];
+
+    /// Returns the algorithm's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::compress::Algorithm;
+    ///
+    /// assert_eq!(Algorithm::LzoRle.name(), "lzo-rle");
+    /// assert_eq!(Algorithm::from_name("zstd"), Some(Algorithm::Zstd));
+    /// assert_eq!(Algorithm::from_name("deflate"), None);
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::LzoRle => LzoRle::NAME,
+            Algorithm::Lzo => Lzo::NAME,
+            Algorithm::Lz4 => Lz4::NAME,
+            Algorithm::Lz4hc => Lz4hc::NAME,
+            Algorithm::Zstd => Zstd::NAME,
+        }
+    }
+
+    /// Returns the algorithm called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+/// A stream of any [`Algorithm`].
+///
+/// # Examples
+///
+/// ```
+/// use kernel::compress::{Algorithm, Stream};
+///
+/// let page = [7u8; 4096];
+/// for alg in Algorithm::ALL {
+///     let mut s = Stream::new(alg)?;
+///     let mut c = KVec::from_elem(0u8, 8192, GFP_KERNEL)?;
+///     let n = s.compress(&page, &mut c)?;
+///     assert!(n < 4096);
+///     let mut d = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+///     assert_eq!(s.decompress(&c[..n], &mut d)?, 4096);
+///     assert!(d.iter().all(|&b| b == 7));
+/// }
+/// # Ok::<(), Error>(())
+/// ```
+pub enum Stream {
+    /// An lzo-rle stream.
+    LzoRle(LzoRle),
+    /// An lzo stream.
+    Lzo(Lzo),
+    /// An lz4 stream.
+    Lz4(Lz4),
+    /// An lz4hc stream.
+    Lz4hc(Lz4hc),
+    /// A zstd stream.
+    Zstd(Zstd),
+}
+
+impl Stream {
+    /// Allocates a stream of `alg`.
+    pub fn new(alg: Algorithm) -> Result<Self> {
+        Ok(match alg {
+            Algorithm::LzoRle => Stream::LzoRle(LzoRle::new()?),
+            Algorithm::Lzo => Stream::Lzo(Lzo::new()?),
+            Algorithm::Lz4 => Stream::Lz4(Lz4::new()?),
+            Algorithm::Lz4hc => Stream::Lz4hc(Lz4hc::new()?),
+            Algorithm::Zstd => Stream::Zstd(Zstd::new()?),
+        })
+    }
+
+    /// Compresses; see [`Compressor::compress`].
+    pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        match self {
+            Stream::LzoRle(s) => s.compress(src, dst),
+            Stream::Lzo(s) => s.compress(src, dst),
+            Stream::Lz4(s) => s.compress(src, dst),
+            Stream::Lz4hc(s) => s.compress(src, dst),
+            Stream::Zstd(s) => s.compress(src, dst),
+        }
+    }
+
+    /// Decompresses; see [`Compressor::decompress`].
+    pub fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        match self {
+            Stream::LzoRle(s) => s.decompress(src, dst),
+            Stream::Lzo(s) => s.decompress(src, dst),
+            Stream::Lz4(s) => s.decompress(src, dst),
+            Stream::Lz4hc(s) => s.decompress(src, dst),
+            Stream::Zstd(s) => s.decompress(src, dst),
+        }
+    }
+}
