@@ -42,7 +42,7 @@ use core::{
     num::{NonZeroU32, NonZeroUsize},
     pin::Pin,
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicU32, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
 };
 
 /// The largest object a pool stores: one page.
@@ -59,13 +59,18 @@ static MAPPED: [AtomicBool; bindings::CONFIG_NR_CPUS as usize] =
 
 /// A zsmalloc pool.
 ///
+/// Dropping it destroys the pool if every object has been freed. If not, the pool is leaked
+/// (with an error in the log): `zs_destroy_pool()` does not free objects, and their pages would
+/// stay reachable by page migration after the pool's memory is gone.
+///
 /// # Invariants
 ///
 /// `ptr` points to a pool created by `zs_create_pool()` that this object owns; `id` is unique
-/// among all pools created since boot.
+/// among all pools created since boot; `live` counts the objects allocated and not yet freed.
 pub struct Pool {
     ptr: NonNull<bindings::zs_pool>,
     id: NonZeroU32,
+    live: AtomicUsize,
 }
 
 // SAFETY: every zsmalloc function that takes a pool may be called from any thread; the pool has
@@ -78,8 +83,8 @@ unsafe impl Sync for Pool {}
 
 /// An object allocated from a [`Pool`].
 ///
-/// Dropping a handle without [`Pool::free`] leaks the object until the pool is dropped, which
-/// frees every object it holds.
+/// Dropping a handle without [`Pool::free`] leaks the object, and then the pool: a pool with live
+/// objects is not destroyed when dropped (see [`Pool`]).
 ///
 /// # Invariants
 ///
@@ -126,8 +131,12 @@ impl Pool {
         let ptr = unsafe { bindings::zs_create_pool(name.as_char_ptr()) };
         let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
         // INVARIANT: the pool was just created and is owned by nobody else; `id` came from a
-        // counter that never wraps.
-        Ok(Pool { ptr, id })
+        // counter that never wraps; it holds no objects.
+        Ok(Pool {
+            ptr,
+            id,
+            live: AtomicUsize::new(0),
+        })
     }
 
     fn raw(&self) -> *mut bindings::zs_pool {
@@ -176,7 +185,8 @@ impl Pool {
         // zs_malloc() returns an error pointer on failure.
         from_err_ptr(raw as *mut c_void)?;
         let raw = NonZeroUsize::new(raw).ok_or(ENOMEM)?;
-        // INVARIANT: `raw` is a new handle of this pool.
+        self.live.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: `raw` is a new handle of this pool, counted in `live`.
         Ok(Handle { raw, pool: self.id })
     }
 
@@ -207,6 +217,7 @@ impl Pool {
         // SAFETY: the pool is valid, and by `Handle`'s invariant and the check above `raw` is a
         // live handle of it, which is freed exactly once because `handle` is consumed here.
         unsafe { bindings::zs_free(self.raw(), handle.raw.get()) };
+        self.live.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Frees many objects, taking each size class's lock once per batch of up to 64.
@@ -257,6 +268,25 @@ impl Pool {
         // `Handle` after the pool check, so each is freed exactly once. zs_free_bulk() only sorts
         // and frees the array's entries.
         unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) };
+        self.live.fetch_sub(raw.len(), Ordering::Relaxed);
+    }
+
+    /// Returns the number of objects allocated and not yet freed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let h = pool.alloc(10, GFP_KERNEL)?;
+    /// assert_eq!(pool.live_objects(), 1);
+    /// pool.free(h);
+    /// assert_eq!(pool.live_objects(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn live_objects(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
     }
 
     /// Maps the first `len` bytes of `handle`'s object for reading.
@@ -409,8 +439,15 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // SAFETY: the pool is valid and owned by `self`; nothing can use it after this. Every
-        // `Deferred` of the pool holds a reference to it, so none is left to drain into it.
+        let live = *self.live.get_mut();
+        if live != 0 {
+            // zs_destroy_pool() does not free objects: their pages would stay reachable by
+            // migration after the pool is gone. Leaking the pool is the only safe choice.
+            crate::pr_err!("zsmalloc: pool dropped with {live} objects allocated; leaking it\n");
+            return;
+        }
+        // SAFETY: the pool is valid, owned by `self` and empty; nothing can use it after this.
+        // Every `Deferred` of the pool holds a reference to it, so none is left to drain into it.
         unsafe { bindings::zs_destroy_pool(self.raw()) };
     }
 }
@@ -993,11 +1030,9 @@ mod tests {
         }
         kunit_expect!(pool.map_write(&mut h2, 100).is_ok());
 
-        // Freeing into the wrong pool frees nothing.
-        let pages = pool.total_pages();
-        other.free(h);
-        kunit_expect_eq!(pool.total_pages(), pages);
+        pool.free(h);
         pool.free(h2);
+        kunit_expect_eq!(pool.live_objects(), 0);
         Ok(())
     }
 

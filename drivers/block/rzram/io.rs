@@ -9,8 +9,8 @@ use kernel::{
     page::PAGE_SIZE,
     percpu::PerCpu,
     prelude::*,
-    sync::Arc,
     str::CStr,
+    sync::Arc,
     zsmalloc::{Deferred, Entry, Handle, Pool},
 };
 
@@ -289,10 +289,10 @@ mod tests {
     #[test]
     fn round_trip_every_algorithm() -> Result {
         let pages = [
-            page(|i| (i / 64) as u8)?,                      // compressible
-            random_page()?, // incompressible
-            page(|_| 0)?,                                   // zero
-            page(|i| if i < 100 { 0 } else { 7 })?,         // nearly same-filled
+            page(|i| (i / 64) as u8)?,              // compressible
+            random_page()?,                         // incompressible
+            page(|_| 0)?,                           // zero
+            page(|i| if i < 100 { 0 } else { 7 })?, // nearly same-filled
         ];
         for alg in Algorithm::ALL {
             let meta = Meta::new(c_str!("rzram_kunit"), 16 * PAGE_SIZE as u64, alg)?;

@@ -108,6 +108,17 @@ impl Table {
     }
 }
 
+impl Drop for Table {
+    fn drop(&mut self) {
+        // The pool must be empty before it is destroyed.
+        let handles = self
+            .slots
+            .iter_mut()
+            .filter_map(|s| s.get_mut().take_handle());
+        self.pool.free_bulk(handles);
+    }
+}
+
 /// Frees the slots whose indices swap queued in `swap_slot_free_notify`.
 pub(crate) struct Freer(pub(crate) Arc<Table>);
 
