@@ -30,7 +30,12 @@ toolchain_env
 frags=("$FRAG/base.config" "$FRAG/qemu-$arch.config")
 case "$variant" in
 zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
-test) frags+=("$FRAG/rzram.config" "$FRAG/debug.config"); out=$BUILD/$arch ;;
+test)
+	frags+=("$FRAG/rzram.config" "$FRAG/debug.config")
+	# x86_64 tests rzram alone, in compat mode (zram names), without the C zram.
+	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config")
+	out=$BUILD/$arch
+	;;
 bench) frags+=("$FRAG/rzram.config"); out=$BUILD/$arch-bench ;;
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
 stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;

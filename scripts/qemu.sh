@@ -37,8 +37,15 @@ mkdir -p "$BUILD/logs"
 log=$BUILD/logs/$arch-$label.log
 
 # Which device family the guest tests drive: rzram once the driver is built.
+# Without the C zram, rzram runs in compat mode and its devices are zram<N>.
 rzdev=zram
-grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null && rzdev=rzram
+if grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null; then
+	if grep -qx 'CONFIG_ZRAM=y' "$kdir/.config"; then
+		rzdev=rzram
+	else
+		append="rzram.compat=1 $append"
+	fi
+fi
 
 cmdline="panic=-1 rztests=$tests rzdev=$rzdev $append"
 case "$arch" in

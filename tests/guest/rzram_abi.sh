@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0
+# zram's sysfs ABI: every attribute with good and bad input. The same
+# sequence runs on each device family present; each step must give the errno
+# zram documents, and where the C zram is in the same kernel (arm64), rzram's
+# transcript must equal zram's byte for byte.
+set -u
+. /tests/lib.sh
+
+rw=/usr/local/bin/sysfs_rw
+[ -x "$rw" ] || fail "$rw missing"
+
+# run FAMILY: the transcript of the sequence on FAMILY's device 0.
+run() {
+	local F=$1 d=/sys/block/${1}0 c=/sys/class/${1}-control blk=/dev/${1}0 id
+	[ "$(cat $d/initstate)" = 0 ] || echo 1 >$d/reset
+	# Paths are printed with the family name replaced, so that transcripts
+	# of zram and rzram line up column for column.
+	step() { printf '%-40s %s\n' "$1 ${2/$F/DEV} '${3-}'" "$($rw "$@" | tr '\n' '|')"; }
+	show() { printf '%-40s %s\n' "r ${1/$F/DEV}" "$($rw r "$1" | tr '\n' '|')"; }
+	for a in initstate disksize comp_algorithm io_stat debug_stat max_comp_streams; do
+		show $d/$a
+	done
+	step w $d/comp_algorithm "foo"
+	step w $d/comp_algorithm ""
+	step w $d/comp_algorithm "$(printf 'a%.0s' $(seq 200))"
+	step w $d/comp_algorithm "lz4"
+	show $d/comp_algorithm
+	step w $d/comp_algorithm "lzo-rle\n"
+	step w $d/reset "0"
+	step w $d/reset "x"
+	step w $d/reset "70000"
+	step w $d/reset "1"
+	step w $d/compact "1"
+	step w $d/disksize "abc"
+	step w $d/disksize "0"
+	step w $d/disksize "-1"
+	step w $d/disksize "64M"
+	step w $d/disksize "32M"
+	show $d/disksize
+	show $d/initstate
+	step w $d/comp_algorithm "lz4"
+	step w $d/mem_limit "abc"
+	step w $d/mem_limit "1M"
+	step w $d/mem_limit "0"
+	step w $d/mem_used_max "1"
+	step w $d/mem_used_max "x"
+	step w $d/mem_used_max "0"
+	step w $d/compact "1"
+	step w $d/max_comp_streams "4"
+	step r $d/reset
+	step w $d/mm_stat "1"
+	# Open devices cannot be reset.
+	exec 3<"$blk"
+	step w $d/reset "1"
+	exec 3<&-
+	step w $d/reset "1"
+	show $d/initstate
+	show $d/disksize
+	show $d/mm_stat
+	show $d/io_stat
+	step w $c/hot_remove "abc"
+	step w $c/hot_remove "-1"
+	step w $c/hot_remove "99999"
+	id=$($rw r $c/hot_add)
+	echo "hot_add gave a number: $([ "$id" -ge 1 ] 2>/dev/null && echo yes || echo "no ($id)")"
+	# The new device's number is the same for both drivers; the step lines
+	# below show it.
+	step w $c/hot_remove "$id"
+	step w $c/hot_remove "$id"
+}
+
+# check FILE RULE...: for each rule "STEP => ERRNO", the first line of FILE
+# containing STEP ends with ERRNO.
+check() {
+	local t=$1 rule step want got
+	shift
+	for rule in "$@"; do
+		step=${rule%% => *} want=${rule##* => }
+		got=$(grep -F "$step" "$t" | head -1 | awk '{print $NF}')
+		[ "$got" = "$want|" ] || { echo "$step: got '$got' want '$want'"; return 1; }
+	done
+}
+
+fams=""
+for f in zram rzram; do
+	[ -d /sys/block/${f}0 ] && fams="$fams $f"
+done
+[ -n "$fams" ] || fail "no zram or rzram device"
+bad=0
+for f in $fams; do
+	run $f >/tmp/abi.$f 2>&1
+	cp /tmp/abi.$f /tmp/abi.$f.n
+	check /tmp/abi.$f.n \
+		"comp_algorithm 'foo' => EINVAL" \
+		"comp_algorithm 'aaaaaaaaaa => E2BIG" \
+		"reset '0' => EINVAL" "reset 'x' => EINVAL" "reset '70000' => ERANGE" \
+		"disksize 'abc' => EINVAL" "disksize '0' => EINVAL" "disksize '32M' => EBUSY" \
+		"mem_limit 'abc' => EINVAL" "mem_used_max '1' => EINVAL" \
+		"hot_remove 'abc' => EINVAL" "hot_remove '-1' => EINVAL" \
+		"hot_remove '99999' => ENODEV" || { echo "$f: wrong errno"; bad=1; }
+	grep -q "^hot_add gave a number: yes" /tmp/abi.$f.n || { echo "$f: hot_add"; bad=1; }
+	grep -c "" /tmp/abi.$f.n | sed "s/^/$f: transcript lines: /"
+done
+if [ -d /sys/block/zram0 ] && [ -d /sys/block/rzram0 ]; then
+	# mm_stat's sizes depend on allocator details; compare its shape only.
+	for f in zram rzram; do
+		awk '/r \/sys\/block\/DEV0\/mm_stat/ { $NF = NF " fields" } { print }' \
+			/tmp/abi.$f.n >/tmp/abi.$f.c
+	done
+	if diff -u /tmp/abi.zram.c /tmp/abi.rzram.c; then
+		echo "rzram's transcript equals zram's"
+	else
+		bad=1
+	fi
+fi
+# The transcripts, for the log.
+for f in $fams; do
+	echo "--- $f"
+	cat /tmp/abi.$f
+done
+[ $bad = 0 ] || fail "sysfs ABI mismatch"

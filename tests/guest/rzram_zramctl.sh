@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# zramctl drives the device through zram's ABI: find and configure a device,
+# list it, reset it. On a kernel without the C zram, rzram runs with
+# rzram.compat=1 and its devices are zram<N>: this is the tool unchanged.
+set -u
+. /tests/lib.sh
+
+[ "$DEV" = zram ] || fail "needs zram-named devices (C zram, or rzram.compat=1)"
+if grep -q "rzram" /proc/cmdline; then
+	echo "driver: rzram in compat mode"
+else
+	echo "driver: C zram"
+fi
+d=$(zramctl --find --size 64M --algorithm lz4) || fail "zramctl --find"
+echo "zramctl configured $d"
+[ -b "$d" ] || fail "$d is not a block device"
+zramctl || fail "zramctl list"
+line=$(zramctl --noheadings --output NAME,ALGORITHM,DISKSIZE "$d") || fail "zramctl $d"
+echo "$line"
+echo "$line" | grep -q "lz4" || fail "algorithm not lz4: $line"
+echo "$line" | grep -q "64M" || fail "size not 64M: $line"
+mkswap "$d" >/dev/null && swapon "$d" || fail "swap on $d"
+zramctl --noheadings --output NAME,DATA "$d"
+swapoff "$d" || fail "swapoff $d"
+zramctl --reset "$d" || fail "zramctl --reset"
+[ "$(cat /sys/block/$(basename "$d")/initstate)" = 0 ] || fail "not reset"
+echo "configured, listed, swapped on and reset through zramctl"
