@@ -4,7 +4,10 @@
 #
 # Usage: qemu.sh ARCH TESTS [--variant V] [--timeout S] [--mem MB]
 #                [--append ARGS] [--results FILE] [--label L] [--quiet]
+#                [--dev zram|rzram]
 #   TESTS      comma-separated names from tests/guest (may be empty)
+#   --dev      the device family the tests drive (default: rzram if the
+#              kernel has it, else zram)
 #   --results  append one "PASS name" / "FAIL name" line per test, plus one
 #              for the kernel log's splat check
 # The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
@@ -16,7 +19,7 @@ tests=${2:-}
 [ -n "$arch" ] || die "usage: qemu.sh ARCH TESTS [options] (ARCH: $SUPPORTED_ARCHES)"
 check_arch "$arch"
 shift 2 || shift $#
-variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0
+variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--results) results=$2; shift 2 ;;
 	--label) label=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
+	--dev) dev=$2; shift 2 ;;
 	*) die "qemu.sh: unknown option '$1'" ;;
 	esac
 done
@@ -46,6 +50,7 @@ if grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null; then
 		append="rzram.compat=1 $append"
 	fi
 fi
+[ -n "$dev" ] && rzdev=$dev
 
 cmdline="panic=-1 rztests=$tests rzdev=$rzdev $append"
 case "$arch" in

@@ -86,6 +86,10 @@ unsafe fn inner<'a, T>(class: *const bindings::class) -> &'a Inner<T> {
     unsafe { &*class.cast::<Inner<T>>() }
 }
 
+/// # Safety
+///
+/// Called by sysfs with a class registered by [`Class::register`], one of its attributes and a
+/// page-sized buffer.
 unsafe extern "C" fn show_callback<T: Send + Sync + 'static>(
     class: *const bindings::class,
     attr: *const bindings::class_attribute,
@@ -105,6 +109,10 @@ unsafe extern "C" fn show_callback<T: Send + Sync + 'static>(
     }
 }
 
+/// # Safety
+///
+/// Called by sysfs with a class registered by [`Class::register`], one of its attributes and
+/// `count` readable bytes.
 unsafe extern "C" fn store_callback<T: Send + Sync + 'static>(
     class: *const bindings::class,
     attr: *const bindings::class_attribute,
@@ -124,6 +132,10 @@ unsafe extern "C" fn store_callback<T: Send + Sync + 'static>(
     }
 }
 
+/// # Safety
+///
+/// Called by the driver core once, when the last reference to a class registered by
+/// [`Class::register`] is gone.
 unsafe extern "C" fn release_callback<T: Send + Sync + 'static>(class: *const bindings::class) {
     // SAFETY: the driver core calls this once, when the class is gone; the memory came from
     // `KBox::into_raw` in `register`.

@@ -222,12 +222,18 @@ pub trait Operations: Sized + Send + Sync + 'static {
     }
 }
 
+/// The `show` function of an [`Attribute`]: writes the value of `T`'s attribute.
+pub type ShowFn<T> = fn(&T, &Disk, &mut SysfsBuf<'_>) -> Result;
+
+/// The `store` function of an [`Attribute`]: parses the input and applies it to `T`.
+pub type StoreFn<T> = fn(&T, &Disk, &[u8]) -> Result;
+
 /// A sysfs attribute of a disk, in `/sys/block/<disk>/`.
 pub struct Attribute<T> {
     name: &'static CStr,
     mode: u16,
-    show: Option<fn(&T, &Disk, &mut SysfsBuf<'_>) -> Result>,
-    store: Option<fn(&T, &Disk, &[u8]) -> Result>,
+    show: Option<ShowFn<T>>,
+    store: Option<StoreFn<T>>,
 }
 
 impl<T> Attribute<T> {
@@ -236,8 +242,8 @@ impl<T> Attribute<T> {
     pub const fn new(
         name: &'static CStr,
         mode: u16,
-        show: Option<fn(&T, &Disk, &mut SysfsBuf<'_>) -> Result>,
-        store: Option<fn(&T, &Disk, &[u8]) -> Result>,
+        show: Option<ShowFn<T>>,
+        store: Option<StoreFn<T>>,
     ) -> Self {
         Attribute {
             name,
@@ -248,21 +254,17 @@ impl<T> Attribute<T> {
     }
 
     /// A read-only attribute (0444).
-    pub const fn ro(name: &'static CStr, show: fn(&T, &Disk, &mut SysfsBuf<'_>) -> Result) -> Self {
+    pub const fn ro(name: &'static CStr, show: ShowFn<T>) -> Self {
         Self::new(name, 0o444, Some(show), None)
     }
 
     /// A write-only attribute (0200).
-    pub const fn wo(name: &'static CStr, store: fn(&T, &Disk, &[u8]) -> Result) -> Self {
+    pub const fn wo(name: &'static CStr, store: StoreFn<T>) -> Self {
         Self::new(name, 0o200, None, Some(store))
     }
 
     /// A read-write attribute (0644).
-    pub const fn rw(
-        name: &'static CStr,
-        show: fn(&T, &Disk, &mut SysfsBuf<'_>) -> Result,
-        store: fn(&T, &Disk, &[u8]) -> Result,
-    ) -> Self {
+    pub const fn rw(name: &'static CStr, show: ShowFn<T>, store: StoreFn<T>) -> Self {
         Self::new(name, 0o644, Some(show), Some(store))
     }
 }
@@ -349,18 +351,23 @@ unsafe fn state<'a, T: Operations>(disk: *mut bindings::gendisk) -> &'a T {
     unsafe { &*core::ptr::from_ref::<T>(&b) }
 }
 
+/// # Safety
+///
+/// Called by the block layer with a valid bio submitted to a disk of a live `GenDisk<T>`.
 unsafe extern "C" fn submit_bio_callback<T: Operations>(bio: *mut bindings::bio) {
     // SAFETY: the block layer calls this with a valid bio of our disk.
     let disk = unsafe { (*(*bio).bi_bdev).bd_disk };
     // SAFETY: the disk belongs to a live `GenDisk<T>` while I/O is submitted to it.
     let t = unsafe { state::<T>(disk) };
-    // INVARIANT: the bio was just submitted to this driver.
     // SAFETY: the block layer never passes a null bio.
-    t.submit_bio(Bio {
-        ptr: unsafe { NonNull::new_unchecked(bio) },
-    });
+    let ptr = unsafe { NonNull::new_unchecked(bio) };
+    // INVARIANT: the bio was just submitted to this driver.
+    t.submit_bio(Bio { ptr });
 }
 
+/// # Safety
+///
+/// Called by the block layer with a disk of a live `GenDisk<T>`.
 unsafe extern "C" fn open_callback<T: Operations>(
     disk: *mut bindings::gendisk,
     _mode: bindings::blk_mode_t,
@@ -373,15 +380,22 @@ unsafe extern "C" fn open_callback<T: Operations>(
     }
 }
 
+/// # Safety
+///
+/// Called by swap with a block device of a disk of a live `GenDisk<T>`, which it holds open.
 unsafe extern "C" fn swap_notify_callback<T: Operations>(
     bdev: *mut bindings::block_device,
     slot: c_ulong,
 ) {
     // SAFETY: swap holds the device open while it calls this.
     let t = unsafe { state::<T>((*bdev).bd_disk) };
-    t.swap_slot_free_notify(slot as usize);
+    t.swap_slot_free_notify(slot);
 }
 
+/// # Safety
+///
+/// Called by sysfs with the device of a disk of a live `GenDisk<T>`, one of its `DevAttr<T>`s
+/// and a page-sized buffer.
 unsafe extern "C" fn show_callback<T: Operations>(
     dev: *mut bindings::device,
     attr: *mut bindings::device_attribute,
@@ -407,6 +421,10 @@ unsafe extern "C" fn show_callback<T: Operations>(
     }
 }
 
+/// # Safety
+///
+/// Called by sysfs with the device of a disk of a live `GenDisk<T>`, one of its `DevAttr<T>`s
+/// and `count` readable bytes.
 unsafe extern "C" fn store_callback<T: Operations>(
     dev: *mut bindings::device,
     attr: *mut bindings::device_attribute,
