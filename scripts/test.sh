@@ -69,7 +69,7 @@ for arch in $SUPPORTED_ARCHES; do
 		continue
 	fi
 	tests_var=GUEST_TESTS_$arch
-	gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "${!tests_var}" --label tests \
+	gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "${!tests_var}" --label tests --timeout 1800 \
 		--results "$R" --quiet || true
 	if [ "$arch" = arm64 ]; then
 		if gate boot-timeout bash "$TOP/tests/boot/timeout.sh" arm64; then
