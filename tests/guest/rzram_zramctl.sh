@@ -23,5 +23,15 @@ mkswap "$d" >/dev/null && swapon "$d" || fail "swap on $d"
 zramctl --noheadings --output NAME,DATA "$d"
 swapoff "$d" || fail "swapoff $d"
 zramctl --reset "$d" || fail "zramctl --reset"
-[ "$(cat /sys/block/$(basename "$d")/initstate)" = 0 ] || fail "not reset"
-echo "configured, listed, swapped on and reset through zramctl"
+# zramctl resets the device, then removes it through zram-control/hot_remove.
+s=/sys/block/$(basename "$d")
+if [ -d "$s" ]; then
+	[ "$(cat $s/initstate)" = 0 ] || fail "$d not reset"
+	echo "$d reset"
+else
+	echo "$d reset and removed"
+fi
+d2=$(zramctl --find --size 32M) || fail "zramctl --find after the reset"
+echo "zramctl then created and configured $d2"
+zramctl --reset "$d2" || fail "zramctl --reset $d2"
+echo "configured, listed, swapped on, reset and removed through zramctl"
