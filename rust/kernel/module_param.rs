@@ -3,7 +3,7 @@
 //! Module parameters: `name=value` on `insmod`, or `module.name=value` on the kernel command line
 //! when the module is built in.
 //!
-//! [`module_param!`](crate::module_param) declares a parameter backed by a static of one of the
+//! [`module_param!`](macro@crate::module_param) declares a parameter backed by a static of one of the
 //! types here. The kernel parses it before the module's `init` runs, with the same parsers as C's
 //! `module_param()`, and shows it in `/sys/module/<module>/parameters/<name>` with the given
 //! permissions.
