@@ -79,30 +79,25 @@ if [ -f "$BUILD/arm64/.config" ]; then
 		[ -d "$TOP/$d" ] && targets+=("$d/")
 	done
 	kmake "$cdir" arm64 olddefconfig >/dev/null
-	if kmake "$cdir" arm64 CLIPPY=1 "${targets[@]}" >"$BUILD/logs/clippy.log" 2>&1; then
-		warn=$(grep -A6 -E '^(warning|error)' "$BUILD/logs/clippy.log" | grep -E -B3 "$ours_re" || true)
-		if [ -z "$warn" ]; then
-			rec PASS clippy
+	# rust_gate NAME MAKE-ARGS...: build, then fail on any warning naming our files.
+	rust_gate() {
+		local name=$1 log=$BUILD/logs/$1.log warn
+		shift
+		if kmake "$cdir" arm64 "$@" >"$log" 2>&1; then
+			warn=$(grep -A6 -E '^(warning|error)' "$log" | grep -E -B3 "$ours_re" || true)
+			if [ -z "$warn" ]; then
+				rec PASS "$name"
+			else
+				echo "$warn"
+				rec FAIL "$name"
+			fi
 		else
-			echo "$warn"
-			rec FAIL clippy
+			tail -40 "$log"
+			rec FAIL "$name (build failed; build/logs/$name.log)"
 		fi
-	else
-		tail -40 "$BUILD/logs/clippy.log"
-		rec FAIL "clippy (build failed; build/logs/clippy.log)"
-	fi
-	if kmake "$cdir" arm64 rustdoc >"$BUILD/logs/rustdoc.log" 2>&1; then
-		warn=$(grep -A6 -E '^(warning|error)' "$BUILD/logs/rustdoc.log" | grep -E -B3 "$ours_re" || true)
-		if [ -z "$warn" ]; then
-			rec PASS rustdoc
-		else
-			echo "$warn"
-			rec FAIL rustdoc
-		fi
-	else
-		tail -40 "$BUILD/logs/rustdoc.log"
-		rec FAIL "rustdoc (build failed; build/logs/rustdoc.log)"
-	fi
+	}
+	rust_gate clippy CLIPPY=1 "${targets[@]}"
+	rust_gate rustdoc rustdoc
 else
 	rec FAIL "clippy, rustdoc (no configured arm64 tree: make kernel ARCH=arm64)"
 fi

@@ -172,7 +172,7 @@ impl<T: Send + Sync + 'static> Class<T> {
                 // SAFETY: all zeroes is a valid `class` (no callbacks, no groups).
                 class: unsafe { core::mem::zeroed() },
                 attrs: KVec::with_capacity(attrs.len(), GFP_KERNEL)?,
-                ptrs: KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?,
+                ptrs: KVec::new(),
                 // SAFETY: all zeroes is a valid `attribute_group`.
                 group: unsafe { core::mem::zeroed() },
                 groups: [core::ptr::null(); 2],
@@ -183,27 +183,17 @@ impl<T: Send + Sync + 'static> Class<T> {
         for a in attrs {
             // SAFETY: all zeroes is a valid `class_attribute`.
             let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
-            attr.attr.name = a.name.as_char_ptr();
-            attr.attr.mode = a.mode;
-            // What `sysfs_attr_init()` does for attributes that are not static: give lockdep a
-            // static key, one for every attribute of the table, as C loops do.
-            #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-            {
-                attr.attr.key = crate::static_lock_class!().as_ptr();
-            }
+            crate::sysfs::init_attribute(&mut attr.attr, a.name, a.mode);
             attr.show = a.show.map(|_| show_callback::<T> as _);
             attr.store = a.store.map(|_| store_callback::<T> as _);
             b.attrs.push(ClassAttr { attr, rust: a }, GFP_KERNEL)?;
         }
-        let ptrs: KVec<*mut bindings::attribute> = {
-            let mut v = KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?;
-            for a in b.attrs.iter_mut() {
-                v.push(core::ptr::addr_of_mut!(a.attr.attr), GFP_KERNEL)?;
-            }
-            v.push(core::ptr::null_mut(), GFP_KERNEL)?;
-            v
-        };
-        b.ptrs = ptrs;
+        // `attrs` has its final size: the pointers into it stay valid.
+        b.ptrs = crate::sysfs::attribute_pointers(
+            b.attrs
+                .iter_mut()
+                .map(|a| core::ptr::addr_of_mut!(a.attr.attr)),
+        )?;
         let raw = KBox::into_raw(b);
         // SAFETY: `raw` is a valid, uniquely owned `Inner<T>`; heap memory does not move, so the
         // pointers into it stay valid.

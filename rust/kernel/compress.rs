@@ -60,7 +60,27 @@ fn lzo_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     }
 }
 
-fn lzo_result(ret: c_int, len: usize) -> Result<usize> {
+/// An lzo compressor entry point (`lzo1x_1_compress_safe()` and its RLE variant).
+type LzoCompressFn =
+    unsafe extern "C" fn(*const u8, usize, *mut u8, *mut usize, *mut c_void) -> c_int;
+
+/// Compresses with `f`, using the lzo workspace `wrk`.
+fn lzo_compress(f: LzoCompressFn, wrk: &mut [u8], src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    if wrk.len() < bindings::LZO1X_1_MEM_COMPRESS {
+        return Err(EINVAL);
+    }
+    let mut len = dst.len();
+    // SAFETY: `f` is one of lzo's `_safe` compressors; the slices are valid for their lengths
+    // and it writes at most `len` bytes; the workspace has the size lzo needs (checked above).
+    let ret = unsafe {
+        f(
+            src.as_ptr(),
+            src.len(),
+            dst.as_mut_ptr(),
+            &mut len,
+            wrk.as_mut_ptr().cast::<c_void>(),
+        )
+    };
     match ret {
         r if r == bindings::LZO_E_OK as c_int => Ok(len),
         r if r == bindings::LZO_E_OUTPUT_OVERRUN => Err(E2BIG),
@@ -68,75 +88,47 @@ fn lzo_result(ret: c_int, len: usize) -> Result<usize> {
     }
 }
 
-/// LZO (`lzo1x_1`), named `lzo`.
-pub struct Lzo {
-    wrk: KVVec<u8>,
+/// Declares an lzo compressor type: `$name`, shown as `$shown`, compressing with `$f`.
+macro_rules! lzo_type {
+    ($(#[$doc:meta])* $name:ident, $shown:literal, $f:path) => {
+        $(#[$doc])*
+        pub struct $name {
+            wrk: KVVec<u8>,
+        }
+
+        impl Compressor for $name {
+            const NAME: &'static str = $shown;
+
+            fn new() -> Result<Self> {
+                Ok($name {
+                    wrk: zeroed_workspace(bindings::LZO1X_1_MEM_COMPRESS)?,
+                })
+            }
+
+            fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+                lzo_compress($f, &mut self.wrk, src, dst)
+            }
+
+            fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+                // One decompressor reads both formats.
+                lzo_decompress(src, dst)
+            }
+        }
+    };
 }
 
-impl Compressor for Lzo {
-    const NAME: &'static str = "lzo";
-
-    fn new() -> Result<Self> {
-        Ok(Lzo {
-            wrk: zeroed_workspace(bindings::LZO1X_1_MEM_COMPRESS)?,
-        })
-    }
-
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let mut len = dst.len();
-        // SAFETY: the slices are valid; the workspace has the size lzo needs; the `_safe`
-        // variant writes at most `len` bytes.
-        let ret = unsafe {
-            bindings::lzo1x_1_compress_safe(
-                src.as_ptr(),
-                src.len(),
-                dst.as_mut_ptr(),
-                &mut len,
-                self.wrk.as_mut_ptr().cast::<c_void>(),
-            )
-        };
-        lzo_result(ret, len)
-    }
-
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        lzo_decompress(src, dst)
-    }
-}
-
-/// LZO with run-length encoding of zero runs, named `lzo-rle`; zram's default.
-pub struct LzoRle {
-    wrk: KVVec<u8>,
-}
-
-impl Compressor for LzoRle {
-    const NAME: &'static str = "lzo-rle";
-
-    fn new() -> Result<Self> {
-        Ok(LzoRle {
-            wrk: zeroed_workspace(bindings::LZO1X_1_MEM_COMPRESS)?,
-        })
-    }
-
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let mut len = dst.len();
-        // SAFETY: as for `Lzo`.
-        let ret = unsafe {
-            bindings::lzorle1x_1_compress_safe(
-                src.as_ptr(),
-                src.len(),
-                dst.as_mut_ptr(),
-                &mut len,
-                self.wrk.as_mut_ptr().cast::<c_void>(),
-            )
-        };
-        lzo_result(ret, len)
-    }
-
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        // The lzo decompressor understands the run-length extension.
-        lzo_decompress(src, dst)
-    }
-}
+lzo_type!(
+    /// LZO (`lzo1x_1`), named `lzo`.
+    Lzo,
+    "lzo",
+    bindings::lzo1x_1_compress_safe
+);
+lzo_type!(
+    /// LZO with run-length encoding of zero runs, named `lzo-rle`; zram's default.
+    LzoRle,
+    "lzo-rle",
+    bindings::lzorle1x_1_compress_safe
+);
 
 fn to_int(len: usize) -> Result<c_int> {
     c_int::try_from(len).map_err(|_| EINVAL)
@@ -155,70 +147,56 @@ fn lz4_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     usize::try_from(ret).map_err(|_| EINVAL)
 }
 
-/// LZ4, named `lz4`.
-pub struct Lz4 {
+/// LZ4 (`HC` false, named `lz4`) or LZ4 high compression (`HC` true, named `lz4hc`, at
+/// zram's default level, 9). The two share the decompressor.
+pub struct Lz4Family<const HC: bool> {
     wrk: KVVec<u8>,
 }
 
-impl Compressor for Lz4 {
-    const NAME: &'static str = "lz4";
+/// LZ4, named `lz4`.
+pub type Lz4 = Lz4Family<false>;
+
+/// LZ4 high compression, named `lz4hc`.
+pub type Lz4hc = Lz4Family<true>;
+
+impl<const HC: bool> Compressor for Lz4Family<HC> {
+    const NAME: &'static str = if HC { "lz4hc" } else { "lz4" };
 
     fn new() -> Result<Self> {
-        Ok(Lz4 {
-            wrk: zeroed_workspace(bindings::LZ4_MEM_COMPRESS)?,
+        let size = if HC {
+            bindings::LZ4HC_MEM_COMPRESS as usize
+        } else {
+            bindings::LZ4_MEM_COMPRESS
+        };
+        Ok(Lz4Family {
+            wrk: zeroed_workspace(size)?,
         })
     }
 
     fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let (s, d) = (
+            src.as_ptr().cast::<c_char>(),
+            dst.as_mut_ptr().cast::<c_char>(),
+        );
+        let (slen, dlen) = (to_int(src.len())?, to_int(dst.len())?);
+        let wrk = self.wrk.as_mut_ptr().cast::<c_void>();
         // SAFETY: the slices are valid; the output is bounded by `dst.len()`; the workspace has
-        // the size lz4 needs.
+        // the size the variant needs (allocated in `new` for the same `HC`).
         let ret = unsafe {
-            bindings::LZ4_compress_default(
-                src.as_ptr().cast::<c_char>(),
-                dst.as_mut_ptr().cast::<c_char>(),
-                to_int(src.len())?,
-                to_int(dst.len())?,
-                self.wrk.as_mut_ptr().cast::<c_void>(),
-            )
+            if HC {
+                bindings::LZ4_compress_HC(
+                    s,
+                    d,
+                    slen,
+                    dlen,
+                    bindings::LZ4HC_DEFAULT_CLEVEL as c_int,
+                    wrk,
+                )
+            } else {
+                bindings::LZ4_compress_default(s, d, slen, dlen, wrk)
+            }
         };
         // lz4 returns 0 when the output does not fit.
-        match usize::try_from(ret) {
-            Ok(0) | Err(_) => Err(E2BIG),
-            Ok(n) => Ok(n),
-        }
-    }
-
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        lz4_decompress(src, dst)
-    }
-}
-
-/// LZ4 high compression, named `lz4hc`, at zram's default level (9).
-pub struct Lz4hc {
-    wrk: KVVec<u8>,
-}
-
-impl Compressor for Lz4hc {
-    const NAME: &'static str = "lz4hc";
-
-    fn new() -> Result<Self> {
-        Ok(Lz4hc {
-            wrk: zeroed_workspace(bindings::LZ4HC_MEM_COMPRESS as usize)?,
-        })
-    }
-
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        // SAFETY: as for `Lz4`.
-        let ret = unsafe {
-            bindings::LZ4_compress_HC(
-                src.as_ptr().cast::<c_char>(),
-                dst.as_mut_ptr().cast::<c_char>(),
-                to_int(src.len())?,
-                to_int(dst.len())?,
-                bindings::LZ4HC_DEFAULT_CLEVEL as c_int,
-                self.wrk.as_mut_ptr().cast::<c_void>(),
-            )
-        };
         match usize::try_from(ret) {
             Ok(0) | Err(_) => Err(E2BIG),
             Ok(n) => Ok(n),

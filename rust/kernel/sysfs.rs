@@ -4,8 +4,40 @@
 //!
 //! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
 
-use crate::page::PAGE_SIZE;
+use crate::{
+    alloc::{flags::*, KVec},
+    bindings,
+    error::Result,
+    page::PAGE_SIZE,
+    str::CStr,
+};
 use core::fmt;
+
+/// Sets the name and mode of a sysfs attribute built at run time, and what
+/// `sysfs_attr_init()` adds for such attributes: a static lockdep key (one for all of them, as
+/// for attributes initialised in a C loop).
+pub(crate) fn init_attribute(attr: &mut bindings::attribute, name: &'static CStr, mode: u16) {
+    attr.name = name.as_char_ptr();
+    attr.mode = mode;
+    #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+    {
+        attr.key = crate::static_lock_class!().as_ptr();
+    }
+}
+
+/// Returns the NULL-terminated array of attribute pointers an `attribute_group` points to.
+///
+/// The pointers must stay valid for as long as the group is registered.
+pub(crate) fn attribute_pointers(
+    attrs: impl ExactSizeIterator<Item = *mut bindings::attribute>,
+) -> Result<KVec<*mut bindings::attribute>> {
+    let mut v = KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?;
+    for a in attrs {
+        v.push(a, GFP_KERNEL)?;
+    }
+    v.push(core::ptr::null_mut(), GFP_KERNEL)?;
+    Ok(v)
+}
 
 /// The page a sysfs `show` callback writes into, as a [`fmt::Write`] sink.
 ///

@@ -467,7 +467,7 @@ impl<T: Operations> GenDisk<T> {
                 // SAFETY: all zeroes is a valid `block_device_operations` (no callbacks).
                 fops: unsafe { core::mem::zeroed() },
                 attrs: KVec::with_capacity(attrs.len(), GFP_KERNEL)?,
-                ptrs: KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?,
+                ptrs: KVec::new(),
                 // SAFETY: all zeroes is a valid `attribute_group`.
                 group: unsafe { core::mem::zeroed() },
                 groups: [core::ptr::null(); 2],
@@ -486,24 +486,17 @@ impl<T: Operations> GenDisk<T> {
         for a in attrs {
             // SAFETY: all zeroes is a valid `device_attribute`.
             let mut attr: bindings::device_attribute = unsafe { core::mem::zeroed() };
-            attr.attr.name = a.name.as_char_ptr();
-            attr.attr.mode = a.mode;
-            // What `sysfs_attr_init()` does for attributes that are not static: give lockdep a
-            // static key, one for every attribute of the table, as C loops do.
-            #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-            {
-                attr.attr.key = crate::static_lock_class!().as_ptr();
-            }
+            crate::sysfs::init_attribute(&mut attr.attr, a.name, a.mode);
             attr.show = a.show.map(|_| show_callback::<T> as _);
             attr.store = a.store.map(|_| store_callback::<T> as _);
             t.attrs.push(DevAttr { attr, rust: a }, GFP_KERNEL)?;
         }
-        // The vectors have their final size: the pointers into them stay valid.
-        for a in t.attrs.iter_mut() {
-            t.ptrs
-                .push(core::ptr::addr_of_mut!(a.attr.attr), GFP_KERNEL)?;
-        }
-        t.ptrs.push(core::ptr::null_mut(), GFP_KERNEL)?;
+        // `attrs` has its final size: the pointers into it stay valid.
+        t.ptrs = crate::sysfs::attribute_pointers(
+            t.attrs
+                .iter_mut()
+                .map(|a| core::ptr::addr_of_mut!(a.attr.attr)),
+        )?;
         t.group.attrs = t.ptrs.as_mut_ptr();
         t.groups[0] = core::ptr::addr_of!(t.group);
 
