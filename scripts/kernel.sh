@@ -7,7 +7,7 @@
 #           bench our tree, base + qemu-ARCH + rzram (no debug options)
 #           trace bench plus the ftrace function profiler (make profile)
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
-#           p3    pristine + the first three patches of the series (the
+#           p3    pristine + the series up to its third zsmalloc patch (the
 #                 zs_free locking changes alone), base + qemu-ARCH
 #   kernel.sh arm zsmalloc32: the 32-bit compile check, arm32.config, builds
 #           only mm/zsmalloc.o (and the zsmalloc KUnit object when present)
@@ -50,8 +50,10 @@ case "$variant" in
 stock | p3)
 	rev=pristine
 	if [ "$variant" = p3 ]; then
-		rev=$(git -C "$BUILD/linux" rev-list --reverse pristine..HEAD | sed -n 3p)
-		[ -n "$rev" ] || die "the series has fewer than three patches"
+		# The third zsmalloc patch: the series starts with zram fixes.
+		rev=$(git -C "$BUILD/linux" log --reverse --format='%H %s' pristine..HEAD |
+			grep ' mm/zsmalloc: ' | sed -n 3p | cut -d' ' -f1)
+		[ -n "$rev" ] || die "the series has fewer than three zsmalloc patches"
 	fi
 	if [ ! -d "$SRC" ]; then
 		note "creating the $variant tree $SRC"
