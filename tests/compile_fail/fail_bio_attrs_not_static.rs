@@ -1,0 +1,40 @@
+// expect: error[E0597]: `attrs` does not live long enough
+// expect: argument requires that `attrs` is borrowed for `'static`
+// SPDX-License-Identifier: GPL-2.0
+
+//! A disk's attribute table must be `'static`: the block core uses the C attributes after the
+//! `GenDisk` is dropped. Documented at `kernel::block::bio::Attribute` and `GenDisk::new`.
+
+use kernel::{
+    block::bio::{Attribute, Bio, Disk, DiskParams, GenDisk, Operations},
+    c_str,
+    prelude::*,
+    sync::Arc,
+    sysfs::SysfsBuf,
+};
+
+/// A disk that completes every bio at once.
+pub struct Null;
+
+#[vtable]
+impl Operations for Null {
+    fn submit_bio(&self, bio: Bio) {
+        bio.end(Ok(()));
+    }
+}
+
+fn show(_: &Null, _: &Disk, _: &mut SysfsBuf<'_>) -> Result {
+    Ok(())
+}
+
+/// Registers a disk with an attribute table on the stack.
+pub fn f(module: &'static ThisModule, params: &DiskParams) -> Result<GenDisk<Null>> {
+    let attrs = [Attribute::ro(c_str!("a"), show)];
+    GenDisk::new(
+        module,
+        params,
+        format_args!("cf0"),
+        Arc::new(Null, GFP_KERNEL)?,
+        &attrs,
+    )
+}
