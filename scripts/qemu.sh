@@ -4,12 +4,14 @@
 #
 # Usage: qemu.sh ARCH TESTS [--variant V] [--timeout S] [--mem MB]
 #                [--append ARGS] [--results FILE] [--label L] [--quiet]
-#                [--dev zram|rzram]
+#                [--dev zram|rzram] [--expect-splat REGEX]
 #   TESTS      comma-separated names from tests/guest (may be empty)
 #   --dev      the device family the tests drive (default: rzram if the
 #              kernel has it, else zram)
 #   --results  append one "PASS name" / "FAIL name" line per test, plus one
 #              for the kernel log's splat check
+#   --expect-splat  the boot provokes a report on purpose: the log must hold
+#              a line matching REGEX, and no other splat
 # The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
 # result (timeout, crash) counts as failed.
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +21,7 @@ tests=${2:-}
 [ -n "$arch" ] || die "usage: qemu.sh ARCH TESTS [options] (ARCH: $SUPPORTED_ARCHES)"
 check_arch "$arch"
 shift 2 || shift $#
-variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev=
+variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev= expect=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
 	--label) label=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
 	--dev) dev=$2; shift 2 ;;
+	--expect-splat) expect=$2; shift 2 ;;
 	*) die "qemu.sh: unknown option '$1'" ;;
 	esac
 done
@@ -128,7 +131,17 @@ for t in "${names[@]}"; do
 		fails=$((fails + 1))
 	fi
 done
-if "$TOP/scripts/check-log.sh" "$log"; then
+scan=$log
+if [ -n "$expect" ]; then
+	# The provoked report must be there; the rest of the log must be clean.
+	scan=$log.rest
+	tr -d '\r' <"$log" | grep -vE "$expect" >"$scan" || true
+	if ! tr -d '\r' <"$log" | grep -qE "$expect"; then
+		echo "qemu: $arch: the expected report /$expect/ is not in $log" >&2
+		scan=/nonexistent
+	fi
+fi
+if "$TOP/scripts/check-log.sh" "$scan"; then
 	echo "PASS $arch:$label:kernel-log" >>"$results"
 else
 	echo "FAIL $arch:$label:kernel-log" >>"$results"

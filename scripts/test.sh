@@ -11,7 +11,7 @@
 
 # Per architecture: arm64 has the C zram next to rzram (the ABI test compares
 # them); x86_64 has rzram alone in compat mode (zramctl drives it unchanged).
-COMMON_TESTS=rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_discard,rzram_fio
+COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio
 GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS}
 GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,rzram_zramctl}
 R=$BUILD/results.txt
@@ -72,6 +72,11 @@ for arch in $SUPPORTED_ARCHES; do
 	gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "${!tests_var}" --label tests --timeout 1800 \
 		--results "$R" --quiet || true
 	if [ "$arch" = arm64 ]; then
+		# A boot of its own, since the report it provokes turns lockdep off.
+		gate guest-arm64-lockdep "$TOP/scripts/qemu.sh" arm64 lockdep_inversion \
+			--label lockdep --append rzram.lockdep_selftest=1 \
+			--expect-splat 'WARNING: possible circular locking dependency detected' \
+			--timeout 600 --results "$R" --quiet || true
 		if gate boot-timeout bash "$TOP/tests/boot/timeout.sh" arm64; then
 			record PASS host:qemu-timeout
 		else

@@ -2,6 +2,7 @@
 
 #include <linux/bio.h>
 #include <linux/blkdev.h>
+#include <linux/highmem.h>
 
 struct bio_vec rust_helper_bio_iter_iovec(struct bio *bio, struct bvec_iter iter)
 {
@@ -28,4 +29,16 @@ unsigned int rust_helper_disk_openers(struct gendisk *disk)
 sector_t rust_helper_get_capacity(struct gendisk *disk)
 {
 	return get_capacity(disk);
+}
+
+void rust_helper_memcpy_from_page(char *to, struct page *page, size_t offset,
+				  size_t len)
+{
+	memcpy_from_page(to, page, offset, len);
+}
+
+void rust_helper_memcpy_to_page(struct page *page, size_t offset,
+				const char *from, size_t len)
+{
+	memcpy_to_page(page, offset, from, len);
 }

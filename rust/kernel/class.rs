@@ -11,47 +11,88 @@ use crate::{
     ffi::c_char,
     str::CStr,
     sysfs::SysfsBuf,
+    types::Opaque,
 };
 use core::ptr::NonNull;
 
-/// An attribute of a class; see [`Class::register`].
-pub struct ClassAttribute<T> {
-    name: &'static CStr,
-    mode: u16,
-    show: Option<fn(&T, &mut SysfsBuf<'_>) -> Result>,
-    store: Option<fn(&T, &[u8]) -> Result>,
+/// The `show` function of a [`ClassAttribute`].
+pub type ClassShowFn<T> = fn(&T, &mut SysfsBuf<'_>) -> Result;
+
+/// The `store` function of a [`ClassAttribute`].
+pub type ClassStoreFn<T> = fn(&T, &[u8]) -> Result;
+
+/// An attribute of a class, `/sys/class/<name>/<attribute>`: the C attribute and the Rust
+/// callbacks it forwards to; see [`Class::register`].
+///
+/// Declare attributes in a `static` table. Each attribute's lockdep key (`attr.skey`, used since
+/// `attr.key` is null) is then a static object of its own, so each gets a lock class of its own,
+/// as C attributes do.
+///
+/// # Invariants
+///
+/// `attr`'s `show` and `store` are `show_callback::<T>` and `store_callback::<T>` (or null),
+/// and its name is a static C string.
+#[repr(C)]
+pub struct ClassAttribute<T: Send + Sync + 'static> {
+    attr: Opaque<bindings::class_attribute>,
+    show: Option<ClassShowFn<T>>,
+    store: Option<ClassStoreFn<T>>,
 }
 
-impl<T> ClassAttribute<T> {
+// SAFETY: the C side only reads the attribute (and takes its lockdep key's address); the Rust
+// callbacks are plain functions.
+unsafe impl<T: Send + Sync + 'static> Sync for ClassAttribute<T> {}
+
+impl<T: Send + Sync + 'static> ClassAttribute<T> {
     /// An attribute with `mode`, `show` and `store`. A read of an attribute with no `show`, or a
     /// write of one with no `store`, fails with `EIO`.
     pub const fn new(
         name: &'static CStr,
         mode: u16,
-        show: Option<fn(&T, &mut SysfsBuf<'_>) -> Result>,
-        store: Option<fn(&T, &[u8]) -> Result>,
+        show: Option<ClassShowFn<T>>,
+        store: Option<ClassStoreFn<T>>,
     ) -> Self {
+        // SAFETY: all zeroes is a valid `class_attribute`: no callbacks, no lockdep key.
+        let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
+        attr.attr.name = name.as_char_ptr();
+        attr.attr.mode = mode;
+        if show.is_some() {
+            attr.show = Some(show_callback::<T>);
+        }
+        if store.is_some() {
+            attr.store = Some(store_callback::<T>);
+        }
+        // INVARIANT: the callbacks are ours and the name is static.
         ClassAttribute {
-            name,
-            mode,
+            attr: Opaque::new(attr),
             show,
             store,
         }
     }
-}
 
-#[repr(C)]
-struct ClassAttr<T: 'static> {
-    attr: bindings::class_attribute,
-    rust: &'static ClassAttribute<T>,
+    fn raw(&self) -> *mut bindings::attribute {
+        // SAFETY: only the address of the `attribute` inside the `class_attribute` is taken.
+        unsafe { core::ptr::addr_of_mut!((*self.attr.get()).attr) }
+    }
+
+    /// Returns the address of the lockdep key sysfs gives this attribute's active reference, or
+    /// 0 without `CONFIG_DEBUG_LOCK_ALLOC`. Distinct attributes have distinct keys.
+    pub fn lock_class_key(&self) -> usize {
+        #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+        {
+            // SAFETY: only the field's address is taken. `key` is null, so sysfs uses `skey`.
+            unsafe { core::ptr::addr_of!((*self.raw()).skey) as usize }
+        }
+        #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+        0
+    }
 }
 
 /// The C class and what it points to. `class` is the first field, so a `*const class` of ours is
 /// a `*const Inner<T>`.
 #[repr(C)]
-struct Inner<T: 'static> {
+struct Inner<T: Send + Sync + 'static> {
     class: bindings::class,
-    attrs: KVec<ClassAttr<T>>,
     ptrs: KVec<*mut bindings::attribute>,
     group: bindings::attribute_group,
     groups: [*const bindings::attribute_group; 2],
@@ -81,7 +122,7 @@ unsafe impl<T: Send + Sync> Sync for Class<T> {}
 /// # Safety
 ///
 /// `class` must be the `class` field of a live `Inner<T>`.
-unsafe fn inner<'a, T>(class: *const bindings::class) -> &'a Inner<T> {
+unsafe fn inner<'a, T: Send + Sync + 'static>(class: *const bindings::class) -> &'a Inner<T> {
     // SAFETY: `class` is the first field of a `#[repr(C)]` `Inner<T>`.
     unsafe { &*class.cast::<Inner<T>>() }
 }
@@ -97,8 +138,9 @@ unsafe extern "C" fn show_callback<T: Send + Sync + 'static>(
 ) -> isize {
     // SAFETY: sysfs calls this on our class while the attribute exists, so before release.
     let inner = unsafe { inner::<T>(class) };
-    // SAFETY: the attribute is the first field of one of our `ClassAttr<T>`s.
-    let rust = unsafe { (*attr.cast::<ClassAttr<T>>()).rust };
+    // SAFETY: sysfs passes one of our static `ClassAttribute<T>`s, whose first field
+    // (`repr(C)`) is the `class_attribute` (`Opaque` is transparent).
+    let rust = unsafe { &*attr.cast::<ClassAttribute<T>>() };
     // SAFETY: sysfs gives show a page-sized buffer.
     let page = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::page::PAGE_SIZE) };
     let mut out = SysfsBuf::new(page);
@@ -122,7 +164,7 @@ unsafe extern "C" fn store_callback<T: Send + Sync + 'static>(
     // SAFETY: as in `show_callback`.
     let inner = unsafe { inner::<T>(class) };
     // SAFETY: as in `show_callback`.
-    let rust = unsafe { (*attr.cast::<ClassAttr<T>>()).rust };
+    let rust = unsafe { &*attr.cast::<ClassAttribute<T>>() };
     // SAFETY: sysfs passes `count` readable bytes.
     let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
     match rust.store.map(|f| f(&inner.data, input)) {
@@ -167,32 +209,17 @@ impl<T: Send + Sync + 'static> Class<T> {
         data: T,
         attrs: &'static [ClassAttribute<T>],
     ) -> Result<Self> {
-        let mut b = KBox::new(
+        let b = KBox::new(
             Inner {
                 // SAFETY: all zeroes is a valid `class` (no callbacks, no groups).
                 class: unsafe { core::mem::zeroed() },
-                attrs: KVec::with_capacity(attrs.len(), GFP_KERNEL)?,
-                ptrs: KVec::new(),
+                ptrs: crate::sysfs::attribute_pointers(attrs.iter().map(ClassAttribute::raw))?,
                 // SAFETY: all zeroes is a valid `attribute_group`.
                 group: unsafe { core::mem::zeroed() },
                 groups: [core::ptr::null(); 2],
                 data,
             },
             GFP_KERNEL,
-        )?;
-        for a in attrs {
-            // SAFETY: all zeroes is a valid `class_attribute`.
-            let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
-            crate::sysfs::init_attribute(&mut attr.attr, a.name, a.mode);
-            attr.show = a.show.map(|_| show_callback::<T> as _);
-            attr.store = a.store.map(|_| store_callback::<T> as _);
-            b.attrs.push(ClassAttr { attr, rust: a }, GFP_KERNEL)?;
-        }
-        // `attrs` has its final size: the pointers into it stay valid.
-        b.ptrs = crate::sysfs::attribute_pointers(
-            b.attrs
-                .iter_mut()
-                .map(|a| core::ptr::addr_of_mut!(a.attr.attr)),
         )?;
         let raw = KBox::into_raw(b);
         // SAFETY: `raw` is a valid, uniquely owned `Inner<T>`; heap memory does not move, so the

@@ -21,20 +21,43 @@ pub struct KernelParam(bindings::kernel_param);
 unsafe impl Sync for KernelParam {}
 
 impl KernelParam {
-    /// An entry for the `u32` parameter `name` stored in `value`, with sysfs permissions `perm`.
-    pub const fn new_u32(name: &'static CStr, value: &'static ParamU32, perm: u16) -> Self {
+    /// An entry for the `u32` parameter `name` of `module` (null when built in) stored in `value`,
+    /// with sysfs permissions `perm`.
+    ///
+    /// # Safety
+    ///
+    /// `module` is null or points to the `struct module` of the module the entry is in (C
+    /// dereferences it to find the module's parameter lock).
+    pub const unsafe fn new_u32(
+        name: &'static CStr,
+        value: &'static ParamU32,
+        perm: u16,
+        module: *mut bindings::module,
+    ) -> Self {
         Self::new(
             name,
+            module,
             &raw const bindings::param_ops_uint,
             value.0.as_ptr().cast(),
             perm,
         )
     }
 
-    /// An entry for the `bool` parameter `name` stored in `value`.
-    pub const fn new_bool(name: &'static CStr, value: &'static ParamBool, perm: u16) -> Self {
+    /// An entry for the `bool` parameter `name` of `module` (null when built in) stored in
+    /// `value`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`new_u32`](Self::new_u32).
+    pub const unsafe fn new_bool(
+        name: &'static CStr,
+        value: &'static ParamBool,
+        perm: u16,
+        module: *mut bindings::module,
+    ) -> Self {
         Self::new(
             name,
+            module,
             &raw const bindings::param_ops_bool,
             value.0.as_ptr().cast(),
             perm,
@@ -43,13 +66,15 @@ impl KernelParam {
 
     const fn new(
         name: &'static CStr,
+        module: *mut bindings::module,
         ops: *const bindings::kernel_param_ops,
         arg: *mut crate::ffi::c_void,
         perm: u16,
     ) -> Self {
         KernelParam(bindings::kernel_param {
             name: name.as_char_ptr(),
-            mod_: core::ptr::null_mut(),
+            // The owning module: the parameter's sysfs file takes its parameter lock.
+            mod_: module,
             ops,
             perm,
             level: -1,
@@ -120,8 +145,9 @@ macro_rules! module_param {
         const _: () = {
             #[used]
             #[link_section = "__param"]
-            static PARAM: $crate::module_param::KernelParam = $crate::module_param::KernelParam::$new(
-                if cfg!(MODULE) {
+            static PARAM: $crate::module_param::KernelParam = {
+                let module = $crate::module_param!(@this_module);
+                let name = if cfg!(MODULE) {
                     $crate::c_str!(::core::stringify!($pname))
                 } else {
                     $crate::c_str!(::core::concat!(
@@ -129,10 +155,26 @@ macro_rules! module_param {
                         ".",
                         ::core::stringify!($pname)
                     ))
-                },
-                &$name,
-                $perm,
-            );
+                };
+                // SAFETY: `module` is this module's `__this_module`, or null when built in.
+                unsafe { $crate::module_param::KernelParam::$new(name, &$name, $perm, module) }
+            };
         };
     };
+    // The module the parameter belongs to, as `THIS_MODULE` in C: `__this_module` when built as
+    // a module, null when built in.
+    (@this_module) => {{
+        #[cfg(MODULE)]
+        let module = {
+            extern "C" {
+                static __this_module: $crate::types::Opaque<$crate::bindings::module>;
+            }
+            // SAFETY: only the address of the module's `struct module` is taken; the module
+            // loader provides it, and it lives as long as the module.
+            unsafe { __this_module.get() }
+        };
+        #[cfg(not(MODULE))]
+        let module = ::core::ptr::null_mut();
+        module
+    }};
 }

@@ -9,21 +9,8 @@ use crate::{
     bindings,
     error::Result,
     page::PAGE_SIZE,
-    str::CStr,
 };
 use core::fmt;
-
-/// Sets the name and mode of a sysfs attribute built at run time, and what
-/// `sysfs_attr_init()` adds for such attributes: a static lockdep key (one for all of them, as
-/// for attributes initialised in a C loop).
-pub(crate) fn init_attribute(attr: &mut bindings::attribute, name: &'static CStr, mode: u16) {
-    attr.name = name.as_char_ptr();
-    attr.mode = mode;
-    #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-    {
-        attr.key = crate::static_lock_class!().as_ptr();
-    }
-}
 
 /// Returns the NULL-terminated array of attribute pointers an `attribute_group` points to.
 ///
@@ -41,7 +28,7 @@ pub(crate) fn attribute_pointers(
 
 /// The page a sysfs `show` callback writes into, as a [`fmt::Write`] sink.
 ///
-/// Output beyond one page is cut off, as `sysfs_emit()` does.
+/// Output beyond one page less one byte is cut off, as `sysfs_emit()` does.
 ///
 /// # Examples
 ///
@@ -61,9 +48,10 @@ pub struct SysfsBuf<'a> {
 }
 
 impl<'a> SysfsBuf<'a> {
-    /// Wraps `buf`, of which at most one page is used.
+    /// Wraps `buf`, of which at most one page less one byte is used: sysfs wants a `show` to
+    /// return less than a page, as `sysfs_emit()` makes sure.
     pub fn new(buf: &'a mut [u8]) -> Self {
-        let n = buf.len().min(PAGE_SIZE);
+        let n = buf.len().min(PAGE_SIZE - 1);
         SysfsBuf {
             buf: &mut buf[..n],
             len: 0,

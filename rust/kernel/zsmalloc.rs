@@ -2,34 +2,64 @@
 
 //! zsmalloc, the allocator that stores compressed pages.
 //!
-//! A [`Pool`] hands out objects of up to one page as owned [`Handle`]s. An object's bytes are
-//! reached only through a scoped mapping guard, [`ReadGuard`] or [`WriteGuard`]. A [`Deferred`]
-//! queues frees per CPU and hands them in batches to a drain callback that runs on a worker.
+//! A [`Pool`] hands out objects of up to one page. An allocation starts as a [`NewObject`],
+//! which can only be written; [`NewObject::write`] turns it into a [`Handle`], which can only be
+//! read, through a scoped mapping guard, [`ReadGuard`]. Both free their object when dropped. A
+//! [`Table`] keeps objects (or plain words) in slots with a lock each, and owns its pool. A
+//! [`Deferred`] queues frees per CPU and hands them in batches to a drain callback that runs on a
+//! worker.
 //!
 //! # Safety model
 //!
-//! - A [`Handle`] is owned and neither `Copy` nor `Clone`. [`Pool::free`] consumes it, so a double
-//!   free or a use after free does not compile.
-//! - A handle is bound to the pool that allocated it by the pool's id: every pool gets a 32-bit id
-//!   that is never reused, and the handle stores it next to the C handle (12 bytes on 64-bit, with
-//!   4-byte alignment, so that a user can keep a 4-byte word next to it in 16 bytes). Every
-//!   operation that takes a handle checks the id first. A lifetime would have done the same at
-//!   compile time, but it would stop a driver from keeping its pool and its handles in one
-//!   structure, which is what block devices do.
+//! - An allocation is owned: [`NewObject`] and [`Handle`] are neither `Copy` nor `Clone`, and free
+//!   their object when dropped, so a double free or a use after free does not compile and an
+//!   early return (`?`) does not leak. Leaking an object takes [`core::mem::forget`].
+//! - Both borrow their pool (`Handle<'pool>`): an object cannot outlive its pool, and every
+//!   operation reaches the pool that allocated the object. A structure that keeps its pool and
+//!   its objects together (a block device's slot table) uses a [`Table`], which owns its pool
+//!   through an [`Arc`] and stores the objects as bare C handles, 16 bytes per slot with the
+//!   slot's lock on 64-bit.
+//! - zsmalloc does not initialise objects: their pages come from the page allocator unzeroed, and
+//!   an object that spans two pages is mapped through a per-CPU buffer that is never zeroed
+//!   either. So a [`NewObject`] has no read method. [`NewObject::write`] copies the caller's bytes
+//!   and zeroes the rest of the object up to the capacity of its size class
+//!   ([`Handle::capacity`]), and reads are limited to that capacity: every byte a [`ReadGuard`]
+//!   shows has been written.
 //! - zsmalloc maps an object through a per-CPU area shared by all pools, with preemption disabled
 //!   until the unmap. A guard therefore borrows its handle (it cannot outlive it), is `!Send`
 //!   (it cannot move to another CPU), and the code that holds it runs in atomic context: it must
-//!   not sleep. With `CONFIG_DEBUG_ATOMIC_SLEEP` a sleep while mapped is reported at once, since
-//!   every sleeping function calls `might_sleep()`. Only one object can be mapped per CPU: a
+//!   not sleep. That is a precondition the types do not enforce, as for every guard that
+//!   disables preemption (a spinlock's, RCU's): a thread that sleeps while mapped can migrate,
+//!   and another mapping on the old CPU would then overwrite the per-CPU area the guard's slice
+//!   points into. It is caught at run time, not compile time: with `CONFIG_DEBUG_ATOMIC_SLEEP`
+//!   every sleeping function's `might_sleep()` reports it. Only one object can be mapped per CPU: a
 //!   second map on the same CPU while a guard is alive returns [`EBUSY`] instead of overwriting
 //!   the first mapping, and so does mapping from interrupt context, which zsmalloc forbids.
-//! - A guard's slice has the length the caller asks for, which is checked against the size class
-//!   of the object, so no access can reach past the object.
+//! - A guard's slice has the length the caller asks for, which is checked against the capacity of
+//!   the object's size class, so no access can reach past the object.
+//!
+//! What this says does not compile is checked by `tests/compile_fail/fail_zsmalloc_*.rs` (the
+//! kernel's doctests cannot be `compile_fail`).
+//!
+//! # Context
+//!
+//! zsmalloc takes its class locks without disabling interrupts, and its deferred-free queue is a
+//! per-CPU buffer guarded by disabled preemption only. Every operation of this module is
+//! therefore for task context: it may run with preemption disabled or under a spinlock (atomic
+//! context) unless it says that it sleeps, but never from interrupt context (hardirq, softirq, or
+//! with bottom halves disabled). [`Deferred::push`] and the mappings check this and refuse;
+//! the others cannot (an allocation or a free from interrupt context can deadlock on a class
+//! lock). While a [`ReadGuard`] is alive, the thread must not allocate or free objects of the
+//! same pool nor ask for a class index: those take locks that compaction holds while it waits for
+//! the mapping to end.
+//!
+//! The mappings disable preemption and, on `PREEMPT_RT`, zsmalloc's mapping path takes locks that
+//! sleep there: this module is not usable on `PREEMPT_RT`.
 //!
 //! C header: [`include/linux/zsmalloc.h`](srctree/include/linux/zsmalloc.h)
 
 use crate::{
-    alloc::{flags::*, Flags, KBox},
+    alloc::{flags::*, Flags, KBox, KVec},
     bindings,
     error::{code::*, from_err_ptr, Result},
     ffi::c_void,
@@ -39,17 +69,19 @@ use crate::{
 };
 use core::{
     marker::{PhantomData, PhantomPinned},
-    num::{NonZeroU32, NonZeroUsize},
+    mem::ManuallyDrop,
+    num::NonZeroUsize,
+    ops::Deref,
     pin::Pin,
     ptr::NonNull,
-    sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
+
+mod table;
+pub use table::{Contents, Slot, SlotGuard, Table};
 
 /// The largest object a pool stores: one page.
 pub const MAX_ALLOC_SIZE: usize = PAGE_SIZE;
-
-/// The next pool id. Ids are never reused; see [`Pool::new`].
-static NEXT_POOL_ID: AtomicU32 = AtomicU32::new(1);
 
 /// Whether a CPU has an object mapped, indexed by CPU number.
 ///
@@ -59,18 +91,22 @@ static MAPPED: [AtomicBool; bindings::CONFIG_NR_CPUS as usize] =
 
 /// A zsmalloc pool.
 ///
-/// Dropping it destroys the pool if every object has been freed. If not, the pool is leaked
-/// (with an error in the log): `zs_destroy_pool()` does not free objects, and their pages would
-/// stay reachable by page migration after the pool's memory is gone.
+/// Dropping it destroys the pool if every object has been freed. If not (an object was leaked
+/// with [`core::mem::forget`]), the pool is leaked, with an error in the log: `zs_destroy_pool()`
+/// does not free objects, and their pages would stay reachable by page migration after the
+/// pool's memory is gone.
 ///
 /// # Invariants
 ///
-/// `ptr` points to a pool created by `zs_create_pool()` that this object owns; `id` is unique
-/// among all pools created since boot; `live` counts the objects allocated and not yet freed.
+/// - `ptr` points to a pool created by `zs_create_pool()` that this object owns.
+/// - `live` counts the objects allocated and not yet freed.
+/// - `capacity[i]` is the largest size in `1..=MAX_ALLOC_SIZE` that `zs_malloc()` places in the
+///   size class of index `i` (0 if it places none there), so every object of that class has at
+///   least that many bytes; every class index the pool returns is below `capacity.len()`.
 pub struct Pool {
     ptr: NonNull<bindings::zs_pool>,
-    id: NonZeroU32,
     live: AtomicUsize,
+    capacity: KVec<u32>,
 }
 
 // SAFETY: every zsmalloc function that takes a pool may be called from any thread; the pool has
@@ -78,26 +114,8 @@ pub struct Pool {
 unsafe impl Send for Pool {}
 
 // SAFETY: zsmalloc serialises concurrent calls on one pool internally (class locks, the migrate
-// lock and atomics).
+// lock and atomics); `live` is atomic and `capacity` is only read after `new`.
 unsafe impl Sync for Pool {}
-
-/// An object allocated from a [`Pool`].
-///
-/// Dropping a handle without [`Pool::free`] leaks the object, and then the pool: a pool with live
-/// objects is not destroyed when dropped (see [`Pool`]).
-///
-/// # Invariants
-///
-/// `raw` is a live zsmalloc handle of the pool whose id is `pool`: it is freed only by
-/// [`Pool::free`], which consumes the handle.
-#[repr(C, packed(4))]
-pub struct Handle {
-    raw: NonZeroUsize,
-    pool: NonZeroU32,
-}
-
-#[cfg(CONFIG_64BIT)]
-crate::static_assert!(core::mem::size_of::<Option<Handle>>() == 12);
 
 /// Pool statistics; see [`Pool::stats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,8 +127,7 @@ pub struct Stats {
 impl Pool {
     /// Creates a pool; `name` shows up in `/proc/slabinfo` and the debugfs statistics.
     ///
-    /// Fails with [`ENOMEM`] if the pool cannot be allocated and with [`ENOSPC`] once 2^32 - 1
-    /// pools have been created since boot, so that no two pools ever share an id.
+    /// Fails with [`ENOMEM`] if the pool cannot be allocated. Context: process context; sleeps.
     ///
     /// # Examples
     ///
@@ -119,60 +136,78 @@ impl Pool {
     ///
     /// let pool = Pool::new(c_str!("doc"))?;
     /// assert_eq!(pool.total_pages(), 0);
+    /// assert_eq!(pool.live_objects(), 0);
     /// # Ok::<(), Error>(())
     /// ```
     pub fn new(name: &CStr) -> Result<Self> {
-        let id = NEXT_POOL_ID
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |id| id.checked_add(1))
-            .ok()
-            .and_then(NonZeroU32::new)
-            .ok_or(ENOSPC)?;
         // SAFETY: `name` is a valid NUL-terminated string; zsmalloc copies it.
         let ptr = unsafe { bindings::zs_create_pool(name.as_char_ptr()) };
         let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
-        // INVARIANT: the pool was just created and is owned by nobody else; `id` came from a
-        // counter that never wraps; it holds no objects.
-        Ok(Pool {
+        let mut pool = Pool {
             ptr,
-            id,
             live: AtomicUsize::new(0),
-        })
+            capacity: KVec::new(),
+        };
+        // From here an error drops `pool`, which destroys the empty C pool. Class indices grow
+        // with the size, so the largest size has the largest index.
+        let classes = pool.lookup_class(MAX_ALLOC_SIZE) as usize + 1;
+        let mut capacity = KVec::from_elem(0u32, classes, GFP_KERNEL)?;
+        for size in 1..=MAX_ALLOC_SIZE {
+            // Sizes ascend, so the last size seen for a class is its largest.
+            if let Some(c) = capacity.get_mut(pool.lookup_class(size) as usize) {
+                *c = size as u32;
+            }
+        }
+        // INVARIANT: the pool was just created, is owned by nobody else and holds no objects;
+        // `capacity` was filled from zsmalloc's own class lookup over every size, which is what
+        // `zs_malloc()` uses to place an object.
+        pool.capacity = capacity;
+        Ok(pool)
     }
 
     fn raw(&self) -> *mut bindings::zs_pool {
         self.ptr.as_ptr()
     }
 
-    fn check(&self, handle: &Handle) -> Result {
-        if handle.pool == self.id {
-            Ok(())
-        } else {
-            Err(EINVAL)
-        }
+    /// The class index of `size`, which must be in `1..=MAX_ALLOC_SIZE`.
+    fn lookup_class(&self, size: usize) -> u32 {
+        // SAFETY: the pool is valid by the type invariant; zsmalloc accepts any size (it clamps
+        // sizes above the largest class) and `size` fits in a `u32` since it is at most a page.
+        unsafe { bindings::zs_lookup_class_index(self.raw(), size as u32) }
     }
 
-    /// Allocates an object of `size` bytes.
+    /// The number of bytes every object of class `index` can hold; 0 for an unknown index.
+    fn capacity_of(&self, index: u32) -> usize {
+        self.capacity.get(index as usize).map_or(0, |&c| c as usize)
+    }
+
+    /// Allocates an object of `size` bytes, which can hold up to its class's capacity.
     ///
-    /// `flags` says how hard to try (for example [`GFP_NOWAIT`] on a fast path, then
-    /// [`GFP_KERNEL`]); the pool adds `__GFP_HIGHMEM | __GFP_MOVABLE` itself, since its pages can
-    /// always be migrated. The new object's contents are unspecified.
+    /// The object is uninitialised and cannot be read: write it with [`NewObject::write`]. It is
+    /// freed if dropped unwritten. `flags` says how hard to try (for example [`GFP_NOWAIT`] on a
+    /// fast path, then [`GFP_KERNEL`]); the pool adds `__GFP_HIGHMEM | __GFP_MOVABLE` itself, since
+    /// its pages can always be migrated.
     ///
     /// Fails with [`EINVAL`] if `size` is 0, with [`E2BIG`] if it exceeds [`MAX_ALLOC_SIZE`], and
     /// with [`ENOMEM`] if memory is short.
     ///
+    /// Context: task context, never interrupt context; sleeps only if `flags` allow it.
+    ///
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, error::code::*, zsmalloc::{Pool, MAX_ALLOC_SIZE}};
+    /// use kernel::{c_str, zsmalloc::{Pool, MAX_ALLOC_SIZE}};
     ///
     /// let pool = Pool::new(c_str!("doc"))?;
-    /// let h = pool.alloc(100, GFP_KERNEL)?;
+    /// let obj = pool.alloc(100, GFP_KERNEL)?;
+    /// assert!(obj.capacity() >= 100);
     /// assert_eq!(pool.alloc(0, GFP_KERNEL).err(), Some(EINVAL));
     /// assert_eq!(pool.alloc(MAX_ALLOC_SIZE + 1, GFP_KERNEL).err(), Some(E2BIG));
-    /// pool.free(h);
+    /// drop(obj);
+    /// assert_eq!(pool.live_objects(), 0);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn alloc(&self, size: usize, flags: Flags) -> Result<Handle> {
+    pub fn alloc(&self, size: usize, flags: Flags) -> Result<NewObject<'_>> {
         if size == 0 {
             return Err(EINVAL);
         }
@@ -186,45 +221,16 @@ impl Pool {
         from_err_ptr(raw as *mut c_void)?;
         let raw = NonZeroUsize::new(raw).ok_or(ENOMEM)?;
         self.live.fetch_add(1, Ordering::Relaxed);
-        // INVARIANT: `raw` is a new handle of this pool, counted in `live`.
-        Ok(Handle { raw, pool: self.id })
-    }
-
-    /// Frees `handle`'s object.
-    ///
-    /// A handle of another pool is not freed: the mistake is logged and the object stays
-    /// allocated until its own pool is dropped.
-    ///
-    /// Context: any context but NMI; does not sleep.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, zsmalloc::Pool};
-    ///
-    /// let pool = Pool::new(c_str!("doc"))?;
-    /// let h = pool.alloc(64, GFP_KERNEL)?;
-    /// pool.free(h);
-    /// // `h` has moved: using it again does not compile.
-    /// assert_eq!(pool.total_pages(), 0);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn free(&self, handle: Handle) {
-        if self.check(&handle).is_err() {
-            crate::pr_err!("zsmalloc: handle freed into a pool that did not allocate it\n");
-            return;
-        }
-        // SAFETY: the pool is valid, and by `Handle`'s invariant and the check above `raw` is a
-        // live handle of it, which is freed exactly once because `handle` is consumed here.
-        unsafe { bindings::zs_free(self.raw(), handle.raw.get()) };
-        self.live.fetch_sub(1, Ordering::Relaxed);
+        // INVARIANT: `raw` is a new handle of this pool, owned by the result and counted in
+        // `live`.
+        Ok(NewObject(Object { raw, pool: self }))
     }
 
     /// Frees many objects, taking each size class's lock once per batch of up to 64.
     ///
-    /// Handles of other pools are skipped as in [`free`](Self::free).
+    /// Objects of another pool are freed one by one into their own pool.
     ///
-    /// Context: any context but NMI; does not sleep.
+    /// Context: task context, never interrupt context; does not sleep.
     ///
     /// # Examples
     ///
@@ -234,22 +240,24 @@ impl Pool {
     /// let pool = Pool::new(c_str!("doc"))?;
     /// let mut v = KVec::new();
     /// for size in 1..200 {
-    ///     v.push(pool.alloc(size * 20, GFP_KERNEL)?, GFP_KERNEL)?;
+    ///     v.push(pool.alloc(size * 20, GFP_KERNEL)?.write(&[1; 20])?, GFP_KERNEL)?;
     /// }
     /// pool.free_bulk(v);
     /// assert_eq!(pool.total_pages(), 0);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn free_bulk(&self, handles: impl IntoIterator<Item = Handle>) {
+    pub fn free_bulk<'h>(&self, handles: impl IntoIterator<Item = Handle<'h>>) {
         const BATCH: usize = 64;
         let mut raw = [0usize; BATCH];
         let mut n = 0;
         for h in handles {
-            if self.check(&h).is_err() {
-                crate::pr_err!("zsmalloc: handle freed into a pool that did not allocate it\n");
+            if !core::ptr::eq(h.pool(), self) {
+                // Freed into the pool that allocated it.
+                drop(h);
                 continue;
             }
-            raw[n] = h.raw.get();
+            // The object's ownership moves into `raw`.
+            raw[n] = h.into_raw();
             n += 1;
             if n == BATCH {
                 self.free_raw(&mut raw);
@@ -264,9 +272,10 @@ impl Pool {
         if raw.is_empty() {
             return;
         }
-        // SAFETY: the pool is valid; each entry is a live handle of it, taken from a consumed
-        // `Handle` after the pool check, so each is freed exactly once. zs_free_bulk() only sorts
-        // and frees the array's entries.
+        // SAFETY: the pool is valid; each entry is a live handle of it, taken with
+        // `Handle::into_raw` from a handle of this pool (checked by address: the handle borrows
+        // its pool, so the pool is alive and no other live pool has its address), so each is
+        // freed exactly once. zs_free_bulk() only sorts and frees the array's entries.
         unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) };
         self.live.fetch_sub(raw.len(), Ordering::Relaxed);
     }
@@ -281,61 +290,12 @@ impl Pool {
     /// let pool = Pool::new(c_str!("doc"))?;
     /// let h = pool.alloc(10, GFP_KERNEL)?;
     /// assert_eq!(pool.live_objects(), 1);
-    /// pool.free(h);
+    /// drop(h);
     /// assert_eq!(pool.live_objects(), 0);
     /// # Ok::<(), Error>(())
     /// ```
     pub fn live_objects(&self) -> usize {
         self.live.load(Ordering::Relaxed)
-    }
-
-    /// Maps the first `len` bytes of `handle`'s object for reading.
-    ///
-    /// Context: the returned guard disables preemption; see the [module docs](self) for what may
-    /// be done while it lives.
-    ///
-    /// Fails with [`EINVAL`] if `handle` belongs to another pool or `len` is 0 or larger than the
-    /// object's size class, and with [`EBUSY`] if this CPU already has an object mapped or the
-    /// caller is in interrupt context.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, zsmalloc::Pool};
-    ///
-    /// let pool = Pool::new(c_str!("doc"))?;
-    /// let mut h = pool.alloc(5, GFP_KERNEL)?;
-    /// pool.map_write(&mut h, 5)?.copy_from_slice(b"hello");
-    /// assert_eq!(&*pool.map_read(&h, 5)?, b"hello");
-    /// pool.free(h);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn map_read<'a>(&'a self, handle: &'a Handle, len: usize) -> Result<ReadGuard<'a>> {
-        let m = Mapping::new(self, handle, len, bindings::zs_mapmode_ZS_MM_RO)?;
-        Ok(ReadGuard { m, _h: PhantomData })
-    }
-
-    /// Maps the first `len` bytes of `handle`'s object for writing.
-    ///
-    /// The bytes seen through the guard are unspecified until written; what is written reaches
-    /// the object when the guard is dropped. Context and errors are those of
-    /// [`map_read`](Self::map_read).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use kernel::{c_str, zsmalloc::Pool};
-    ///
-    /// let pool = Pool::new(c_str!("doc"))?;
-    /// let mut h = pool.alloc(3000, GFP_KERNEL)?;
-    /// pool.map_write(&mut h, 3000)?.fill(0x5a);
-    /// assert!(pool.map_read(&h, 3000)?.iter().all(|&b| b == 0x5a));
-    /// pool.free(h);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn map_write<'a>(&'a self, handle: &'a mut Handle, len: usize) -> Result<WriteGuard<'a>> {
-        let m = Mapping::new(self, handle, len, bindings::zs_mapmode_ZS_MM_WO)?;
-        Ok(WriteGuard { m, _h: PhantomData })
     }
 
     /// Moves objects out of sparsely used pages and frees the pages this empties.
@@ -364,9 +324,9 @@ impl Pool {
     /// use kernel::{c_str, zsmalloc::Pool};
     ///
     /// let pool = Pool::new(c_str!("doc"))?;
-    /// let h = pool.alloc(1000, GFP_KERNEL)?;
+    /// let h = pool.alloc(1000, GFP_KERNEL)?.write(&[7; 1000])?;
     /// assert!(pool.total_pages() >= 1);
-    /// pool.free(h);
+    /// drop(h);
     /// assert_eq!(pool.total_pages(), 0);
     /// # Ok::<(), Error>(())
     /// ```
@@ -422,18 +382,16 @@ impl Pool {
     /// use kernel::{c_str, zsmalloc::Pool};
     ///
     /// let pool = Pool::new(c_str!("doc"))?;
-    /// let h = pool.alloc(200, GFP_KERNEL)?;
-    /// assert_eq!(h.class_index(&pool)?, pool.class_index_for(200)?);
+    /// let obj = pool.alloc(200, GFP_KERNEL)?;
+    /// assert_eq!(obj.class_index(), pool.class_index_for(200)?);
     /// assert!(pool.class_index_for(100)? <= pool.class_index_for(200)?);
-    /// pool.free(h);
     /// # Ok::<(), Error>(())
     /// ```
     pub fn class_index_for(&self, size: usize) -> Result<u32> {
         if size == 0 || size > MAX_ALLOC_SIZE {
             return Err(EINVAL);
         }
-        // SAFETY: the pool is valid and `size` is in range.
-        Ok(unsafe { bindings::zs_lookup_class_index(self.raw(), size as u32) })
+        Ok(self.lookup_class(size))
     }
 }
 
@@ -446,17 +404,126 @@ impl Drop for Pool {
             crate::pr_err!("zsmalloc: pool dropped with {live} objects allocated; leaking it\n");
             return;
         }
-        // SAFETY: the pool is valid, owned by `self` and empty; nothing can use it after this.
-        // Every `Deferred` of the pool holds a reference to it, so none is left to drain into it.
+        // SAFETY: the pool is valid, owned by `self` and empty; nothing can use it after this:
+        // every object borrows the pool or is owned by a `Table` that holds a reference to it,
+        // and so does every `Deferred` of the pool.
         unsafe { bindings::zs_destroy_pool(self.raw()) };
     }
 }
 
-impl Handle {
+/// An object of a pool, owned; freed when dropped. The common part of [`NewObject`] and
+/// [`Handle`].
+///
+/// # Invariants
+///
+/// `raw` is a live handle of `pool`, owned by this value and counted in `pool.live`.
+struct Object<'a> {
+    raw: NonZeroUsize,
+    pool: &'a Pool,
+}
+
+impl Object<'_> {
+    fn class_index(&self) -> u32 {
+        // SAFETY: the object is live and cannot be freed while `self` is borrowed.
+        unsafe { class_index_raw(self.pool, self.raw.get()) }
+    }
+
+    fn capacity(&self) -> usize {
+        self.pool.capacity_of(self.class_index())
+    }
+}
+
+impl Drop for Object<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the pool is valid and `raw` is a live handle of it owned by `self`, freed once,
+        // here.
+        unsafe { bindings::zs_free(self.pool.raw(), self.raw.get()) };
+        self.pool.live.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Returns the class index of the object of `raw`.
+///
+/// # Safety
+///
+/// `raw` must be a live handle of `pool`, not freed during the call.
+unsafe fn class_index_raw(pool: &Pool, raw: usize) -> u32 {
+    // SAFETY: the pool is valid and, by the caller, `raw` is a live handle of it.
+    unsafe { bindings::zs_handle_class_index(pool.raw(), raw) }
+}
+
+/// A new, unwritten object of a pool: it can only be written (or dropped, which frees it).
+///
+/// Created by [`Pool::alloc`]. Its bytes are uninitialised, so it offers no way to read them.
+/// It borrows its pool, so it cannot outlive it.
+///
+/// Dropping it frees the object. Context of the drop: task context, never interrupt context;
+/// does not sleep.
+///
+/// # Examples
+///
+/// A new object has nothing to read:
+///
+/// ```ignore
+/// // Does not compile: `NewObject` has no `map_read`.
+/// use kernel::{c_str, zsmalloc::Pool};
+///
+/// let pool = Pool::new(c_str!("doc"))?;
+/// let obj = pool.alloc(3000, GFP_KERNEL)?;
+/// let _ = obj.map_read(3000)?[0];
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// (Marked `ignore` rather than `compile_fail`: the kernel's doctest builder turns every doctest
+/// it is given into a KUnit case, so it cannot run `compile_fail` ones yet. Checked instead by
+/// `tests/compile_fail/fail_zsmalloc_read_new_object.rs`.)
+pub struct NewObject<'a>(Object<'a>);
+
+impl<'a> NewObject<'a> {
     /// Returns the index of the size class that holds the object, as
     /// [`Pool::class_index_for`] of the size it was allocated with.
     ///
-    /// Fails with [`EINVAL`] if `pool` did not allocate the handle.
+    /// Context: task context, never interrupt context; not while this thread holds a
+    /// [`ReadGuard`] (on 32-bit this takes the class lock).
+    pub fn class_index(&self) -> u32 {
+        self.0.class_index()
+    }
+
+    /// Returns how many bytes the object can hold: the capacity of its size class, at least the
+    /// size it was allocated with and at most [`MAX_ALLOC_SIZE`].
+    ///
+    /// Context: as [`class_index`](Self::class_index).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::{Pool, MAX_ALLOC_SIZE}};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// for size in [1, 100, 1000, MAX_ALLOC_SIZE] {
+    ///     let c = pool.alloc(size, GFP_KERNEL)?.capacity();
+    ///     assert!(c >= size && c <= MAX_ALLOC_SIZE);
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
+    /// Returns the pool the object belongs to.
+    pub fn pool(&self) -> &'a Pool {
+        self.0.pool
+    }
+
+    /// Writes `data` to the start of the object and zeroes the rest of it, up to its
+    /// [`capacity`](Self::capacity); returns the written object, which can be read.
+    ///
+    /// `data` may be shorter than the size the object was allocated with (a caller that
+    /// allocated ahead of time may reuse the object for smaller data). Fails with [`EINVAL`] if
+    /// `data` is empty or longer than the capacity, and with [`EBUSY`] if this CPU already has an
+    /// object mapped or the caller is in interrupt context; on failure the object is freed.
+    ///
+    /// Context: task context, never interrupt context; does not sleep.
     ///
     /// # Examples
     ///
@@ -464,133 +531,197 @@ impl Handle {
     /// use kernel::{c_str, zsmalloc::Pool};
     ///
     /// let pool = Pool::new(c_str!("doc"))?;
-    /// let other = Pool::new(c_str!("doc2"))?;
-    /// let h = pool.alloc(4096, GFP_KERNEL)?;
-    /// assert_eq!(h.class_index(&pool)?, pool.class_index_for(4096)?);
-    /// assert!(h.class_index(&other).is_err());
-    /// pool.free(h);
+    /// let obj = pool.alloc(3000, GFP_KERNEL)?;
+    /// let cap = obj.capacity();
+    /// // Fewer bytes than allocated: the rest reads as zeroes.
+    /// let h = obj.write(b"hello")?;
+    /// let g = h.map_read(cap)?;
+    /// assert_eq!(&g[..5], b"hello");
+    /// assert!(g[5..].iter().all(|&b| b == 0));
+    /// drop(g);
+    /// // Too much data: refused, and the object is freed.
+    /// let obj = pool.alloc(10, GFP_KERNEL)?;
+    /// let too_long = KVec::from_elem(0u8, obj.capacity() + 1, GFP_KERNEL)?;
+    /// assert_eq!(obj.write(&too_long).err(), Some(EINVAL));
+    /// assert_eq!(pool.live_objects(), 1);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn class_index(&self, pool: &Pool) -> Result<u32> {
-        pool.check(self)?;
-        // SAFETY: the pool is valid and, by the check, `raw` is a live handle of it that cannot
-        // be freed while `self` is borrowed.
-        Ok(unsafe { bindings::zs_handle_class_index(pool.raw(), self.raw.get()) })
+    pub fn write(self, data: &[u8]) -> Result<Handle<'a>> {
+        if data.is_empty() {
+            return Err(EINVAL);
+        }
+        {
+            // SAFETY: `raw` is a live handle of `pool`, which stays live while `self` owns it,
+            // that is for the whole block.
+            let m = unsafe { Mapping::new(self.0.pool, self.0.raw.get(), None, MODE_WRITE) }?;
+            // The whole object is mapped: `m.len` is the capacity of its class.
+            let cap = m.len;
+            if data.len() > cap {
+                // Nothing is written; the object is freed with `self`.
+                return Err(EINVAL);
+            }
+            let dst = m.ptr.as_ptr();
+            // SAFETY: by `Mapping`'s invariant `dst` is valid for writes of `cap` bytes until `m`
+            // is dropped; the object is new and owned by `self`, so nothing else accesses it, and
+            // `data` (borrowed for the call) cannot overlap it. `data.len() <= cap`.
+            unsafe {
+                core::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+                core::ptr::write_bytes(dst.add(data.len()), 0, cap - data.len());
+            }
+            // Dropping `m` unmaps the object, which for an object that spans two pages copies
+            // the per-CPU buffer into it.
+        }
+        // INVARIANT: the whole mapping, the capacity of the object's class, was written above;
+        // the ownership of the object moves to the handle.
+        Ok(Handle(self.0))
     }
 }
 
-/// A [`Handle`] or a machine word, in the space of a handle (12 bytes on 64-bit, 4-byte
-/// aligned).
+/// A written object of a pool: it can be read; it is freed when dropped.
 ///
-/// Tables that store most entries as zsmalloc objects but some as a plain value (zram stores a
-/// page filled with one repeated word as that word) keep one `Entry` per element. A new entry is
-/// the word 0.
+/// Created by [`NewObject::write`]. It borrows its pool, so it cannot outlive it.
+///
+/// Dropping it frees the object (many at once: [`Pool::free_bulk`]). Context of the drop: task
+/// context, never interrupt context, and not while this thread holds a [`ReadGuard`] of the same
+/// pool; does not sleep.
 ///
 /// # Invariants
 ///
-/// If `pool` is not zero, `raw` and `pool` are the fields of a [`Handle`] owned by the entry;
-/// otherwise `raw` is a plain word.
+/// The object's first [`capacity`](Self::capacity) bytes have been written (by
+/// [`NewObject::write`]) and are never written again.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::{c_str, zsmalloc::{Entry, Pool}};
+/// use kernel::{c_str, zsmalloc::Pool};
 ///
 /// let pool = Pool::new(c_str!("doc"))?;
-/// let mut e = Entry::word(0x5a5a);
-/// assert_eq!(e.as_word(), Some(0x5a5a));
-/// let old = e.replace(Entry::handle(pool.alloc(10, GFP_KERNEL)?));
-/// assert!(old.into_handle().is_none());
-/// assert!(e.as_handle().is_some());
-/// if let Some(h) = e.take_handle() {
-///     pool.free(h);
-/// }
-/// assert_eq!(e.as_word(), Some(0));
+/// let h = pool.alloc(5, GFP_KERNEL)?.write(b"hello")?;
+/// assert_eq!(&*h.map_read(5)?, b"hello");
+/// assert!(h.capacity() >= 5);
+/// drop(h);
+/// assert_eq!(pool.live_objects(), 0);
 /// # Ok::<(), Error>(())
 /// ```
-#[repr(C, packed(4))]
-pub struct Entry {
-    raw: usize,
-    pool: u32,
-}
+///
+/// A handle cannot outlive its pool:
+///
+/// ```ignore
+/// // Does not compile: `pool` is moved (dropped) while `h` borrows it.
+/// use kernel::{c_str, zsmalloc::Pool};
+///
+/// let pool = Pool::new(c_str!("doc"))?;
+/// let h = pool.alloc(10, GFP_KERNEL)?.write(b"x")?;
+/// drop(pool);
+/// let _ = h.capacity();
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// (Marked `ignore` for the reason given at [`NewObject`]; checked by
+/// `tests/compile_fail/fail_zsmalloc_handle_outlives_pool.rs`.)
+pub struct Handle<'a>(Object<'a>);
 
-#[cfg(CONFIG_64BIT)]
-crate::static_assert!(core::mem::size_of::<Entry>() == 12);
+impl<'a> Handle<'a> {
+    /// Returns the index of the size class that holds the object, as
+    /// [`Pool::class_index_for`] of the size it was allocated with.
+    ///
+    /// Context: as [`NewObject::class_index`].
+    pub fn class_index(&self) -> u32 {
+        self.0.class_index()
+    }
 
-impl Default for Entry {
-    fn default() -> Self {
-        Entry::word(0)
+    /// Returns how many bytes can be read: the capacity of the object's size class.
+    ///
+    /// Context: as [`NewObject::class_index`].
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
+    /// Returns the pool the object belongs to.
+    pub fn pool(&self) -> &'a Pool {
+        self.0.pool
+    }
+
+    /// Maps the first `len` bytes of the object for reading.
+    ///
+    /// Bytes past the data given to [`NewObject::write`] read as zeroes.
+    ///
+    /// Context: task context, never interrupt context. The returned guard disables preemption;
+    /// see the [module docs](self) for what may be done while it lives.
+    ///
+    /// Fails with [`EINVAL`] if `len` is 0 or larger than [`capacity`](Self::capacity), and with
+    /// [`EBUSY`] if this CPU already has an object mapped or the caller is in interrupt context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let a = pool.alloc(100, GFP_KERNEL)?.write(&[0x5a; 100])?;
+    /// let b = pool.alloc(100, GFP_KERNEL)?.write(&[0xa5; 100])?;
+    /// assert_eq!(a.map_read(0).err(), Some(EINVAL));
+    /// assert_eq!(a.map_read(a.capacity() + 1).err(), Some(EINVAL));
+    /// let g = a.map_read(100)?;
+    /// assert!(g.iter().all(|&x| x == 0x5a));
+    /// // One mapping per CPU.
+    /// assert_eq!(b.map_read(100).err(), Some(EBUSY));
+    /// drop(g);
+    /// assert_eq!(b.map_read(100)?[99], 0xa5);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn map_read(&self, len: usize) -> Result<ReadGuard<'_>> {
+        // SAFETY: `raw` is a live handle of `pool` whose object was written (type invariants);
+        // it stays live while `self` is borrowed, which the guard does.
+        unsafe { map_read_raw(self.0.pool, self.0.raw.get(), len) }
+    }
+
+    /// Gives up ownership of the object and returns its C handle.
+    ///
+    /// The object stays allocated (and counted in [`Pool::live_objects`]); [`Handle::from_raw`]
+    /// takes it back.
+    fn into_raw(self) -> usize {
+        let this = ManuallyDrop::new(self);
+        this.0.raw.get()
+    }
+
+    /// Takes back the ownership of an object given up with [`Handle::into_raw`]; `None` if `raw`
+    /// is 0.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must come from [`Handle::into_raw`] of a handle of `pool`, and this must be the only
+    /// `from_raw` of that `into_raw`.
+    unsafe fn from_raw(raw: usize, pool: &'a Pool) -> Option<Handle<'a>> {
+        // INVARIANT: by the caller, `raw` is a live, written object of `pool` whose ownership
+        // (counted in `live`) comes back from `into_raw` exactly once.
+        Some(Handle(Object {
+            raw: NonZeroUsize::new(raw)?,
+            pool,
+        }))
     }
 }
 
-impl Entry {
-    /// An entry holding the word `v`.
-    pub const fn word(v: usize) -> Self {
-        // INVARIANT: `pool` is zero, so `raw` is a word.
-        Entry { raw: v, pool: 0 }
-    }
+/// The mapping mode of [`ReadGuard`]s.
+const MODE_READ: bindings::zs_mapmode = bindings::zs_mapmode_ZS_MM_RO;
+/// The mapping mode of [`NewObject::write`]: nothing is copied in, everything is copied out.
+const MODE_WRITE: bindings::zs_mapmode = bindings::zs_mapmode_ZS_MM_WO;
 
-    /// An entry owning `h`.
-    pub fn handle(h: Handle) -> Self {
-        // INVARIANT: the fields of `h`, which the entry now owns; `pool` is not zero.
-        Entry {
-            raw: h.raw.get(),
-            pool: h.pool.get(),
-        }
-    }
-
-    /// Returns the word, if the entry holds one.
-    pub fn as_word(&self) -> Option<usize> {
-        if self.pool == 0 {
-            Some(self.raw)
-        } else {
-            None
-        }
-    }
-
-    /// Returns the handle, if the entry holds one.
-    pub fn as_handle(&self) -> Option<&Handle> {
-        if self.pool == 0 {
-            return None;
-        }
-        // SAFETY: by the invariant the fields are those of a `Handle`, which has the same layout
-        // (`repr(C, packed(4))`, a `usize` then a `u32`).
-        Some(unsafe { &*core::ptr::from_ref(self).cast::<Handle>() })
-    }
-
-    /// Returns the handle mutably, if the entry holds one (for [`Pool::map_write`]).
-    pub fn as_handle_mut(&mut self) -> Option<&mut Handle> {
-        if self.pool == 0 {
-            return None;
-        }
-        // SAFETY: as in `as_handle`; `&mut self` is unique.
-        Some(unsafe { &mut *core::ptr::from_mut(self).cast::<Handle>() })
-    }
-
-    /// Replaces the entry with `new` and returns the old one.
-    pub fn replace(&mut self, new: Entry) -> Entry {
-        core::mem::replace(self, new)
-    }
-
-    /// Takes the handle out, leaving the word 0; `None` (and no change) if it holds a word.
-    pub fn take_handle(&mut self) -> Option<Handle> {
-        if self.pool == 0 {
-            return None;
-        }
-        self.replace(Entry::word(0)).into_handle()
-    }
-
-    /// Converts the entry into its handle, if it holds one.
-    pub fn into_handle(self) -> Option<Handle> {
-        // INVARIANT: the handle's ownership moves from the entry to the result.
-        Some(Handle {
-            raw: NonZeroUsize::new(self.raw)?,
-            pool: NonZeroU32::new(self.pool)?,
-        })
-    }
+/// Maps the first `len` bytes of the object of `raw` for reading.
+///
+/// # Safety
+///
+/// `raw` must be a live handle of `pool` whose object has been written by [`NewObject::write`],
+/// and must stay live for `'g`.
+unsafe fn map_read_raw<'g>(pool: &'g Pool, raw: usize, len: usize) -> Result<ReadGuard<'g>> {
+    // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`.
+    let m = unsafe { Mapping::new(pool, raw, Some(len), MODE_READ) }?;
+    // INVARIANT: the object was written up to the capacity of its class, and the mapping's
+    // length is at most that; written objects are never written again.
+    Ok(ReadGuard { m })
 }
 
-/// A mapped object; the common part of [`ReadGuard`] and [`WriteGuard`].
+/// A mapped object; the common part of [`ReadGuard`] and [`NewObject::write`].
 ///
 /// # Invariants
 ///
@@ -603,56 +734,87 @@ struct Mapping<'a> {
     ptr: NonNull<u8>,
     len: usize,
     cpu: usize,
-    /// Pins the guard to its thread: it must be dropped on the CPU that mapped it.
+    /// Pins the mapping to its thread: it must be dropped on the CPU that mapped it.
     _not_send: PhantomData<*mut ()>,
 }
 
 impl<'a> Mapping<'a> {
-    fn new(
+    /// Maps the first `len` bytes of the object of `handle`, or all of it (the capacity of its
+    /// class) if `len` is `None`.
+    ///
+    /// Fails with [`EBUSY`] in interrupt context and if this CPU has an object mapped already,
+    /// and with [`EINVAL`] if `len` is 0 or larger than the capacity of the object's class.
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a live handle of `pool` that stays live for `'a`.
+    unsafe fn new(
         pool: &'a Pool,
-        handle: &'a Handle,
-        len: usize,
+        handle: usize,
+        len: Option<usize>,
         mode: bindings::zs_mapmode,
     ) -> Result<Self> {
-        pool.check(handle)?;
-        let raw = handle.raw.get();
-        // The object was allocated at a size of its class; `len` must fit the class. Classes are
-        // ordered by size, so this holds exactly when `len`'s class is not above the object's.
-        if pool.class_index_for(len)? > handle.class_index(pool)? {
-            return Err(EINVAL);
-        }
         // SAFETY: FFI calls without preconditions. Preemption stays disabled from here until the
         // object is mapped, so the CPU number stays right.
         let cpu = unsafe {
             bindings::preempt_disable();
             bindings::raw_smp_processor_id() as usize
         };
-        // SAFETY: FFI call without preconditions.
-        let busy = unsafe { bindings::in_interrupt() } || MAPPED[cpu].load(Ordering::Relaxed);
-        if busy {
-            // SAFETY: matches the `preempt_disable()` above.
-            unsafe { bindings::preempt_enable() };
-            return Err(EBUSY);
-        }
+        // SAFETY: by the caller `handle` is a live handle of `pool`; preemption is disabled.
+        let len = match unsafe { Self::check(pool, handle, len, cpu) } {
+            Ok(len) => len,
+            Err(e) => {
+                // SAFETY: matches the `preempt_disable()` above.
+                unsafe { bindings::preempt_enable() };
+                return Err(e);
+            }
+        };
         MAPPED[cpu].store(true, Ordering::Relaxed);
-        // SAFETY: the pool is valid and `raw` a live handle of it, which cannot be freed while
-        // `handle` is borrowed; not in interrupt context and no other object mapped on this CPU,
-        // as zsmalloc requires.
-        let ptr = unsafe { bindings::zs_map_object(pool.raw(), raw, mode) };
+        // SAFETY: the pool is valid and, by the caller, `handle` a live handle of it; not in
+        // interrupt context and no other object mapped on this CPU, as zsmalloc requires.
+        let ptr = unsafe { bindings::zs_map_object(pool.raw(), handle, mode) };
         // SAFETY: the mapping keeps preemption disabled on its own until it is unmapped.
         unsafe { bindings::preempt_enable() };
-        // `zs_map_object()` does not fail; a null pointer would be a zsmalloc bug.
-        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or(EINVAL)?;
-        // INVARIANT: zsmalloc mapped the object, of at least `len` bytes by the class check
-        // (both modes give read and write access to the mapping); `MAPPED[cpu]` was set above.
+        let Some(ptr) = NonNull::new(ptr.cast::<u8>()) else {
+            // zs_map_object() does not fail; a null pointer would be a zsmalloc bug.
+            MAPPED[cpu].store(false, Ordering::Relaxed);
+            // SAFETY: the object was mapped above and is unmapped once, here.
+            unsafe { bindings::zs_unmap_object(pool.raw(), handle) };
+            return Err(EINVAL);
+        };
+        // INVARIANT: zsmalloc mapped the object, of at least `len` bytes since `len` is at most
+        // the capacity of its class (both modes give read and write access to the mapping);
+        // `MAPPED[cpu]` was set above.
         Ok(Mapping {
             pool,
-            handle: raw,
+            handle,
             ptr,
             len,
             cpu,
             _not_send: PhantomData,
         })
+    }
+
+    /// Checks that this CPU, `cpu`, may map the object of `handle` and returns the length to map.
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a live handle of `pool`, and preemption must be disabled since `cpu` was
+    /// read.
+    unsafe fn check(pool: &Pool, handle: usize, len: Option<usize>, cpu: usize) -> Result<usize> {
+        // SAFETY: FFI call without preconditions.
+        if unsafe { bindings::in_interrupt() } || MAPPED[cpu].load(Ordering::Relaxed) {
+            return Err(EBUSY);
+        }
+        // Only with no object mapped on this CPU: on 32-bit the class index takes the class lock,
+        // which compaction holds while it waits for mappings to end.
+        // SAFETY: by the caller `handle` is a live handle of `pool`.
+        let cap = pool.capacity_of(unsafe { class_index_raw(pool, handle) });
+        let len = len.unwrap_or(cap);
+        if len == 0 || len > cap {
+            return Err(EINVAL);
+        }
+        Ok(len)
     }
 }
 
@@ -667,59 +829,68 @@ impl Drop for Mapping<'_> {
 
 /// A read-only mapping of an object; derefs to `&[u8]`. Unmaps on drop.
 ///
-/// Created by [`Pool::map_read`]. While it lives, the thread must not sleep.
+/// Created by [`Handle::map_read`] and [`SlotGuard::map_read`]. While it lives, preemption is
+/// disabled: the thread must not sleep, and must not allocate or free objects of the pool (see
+/// the [module docs](self)). It is `!Send`: it must be dropped on the CPU that mapped it.
+///
+/// # Invariants
+///
+/// The first `m.len` bytes of the mapping have been written and are not written while the guard
+/// lives.
+///
+/// # Examples
+///
+/// A guard stays on its CPU:
+///
+/// ```ignore
+/// // Does not compile: `ReadGuard` is not `Send`.
+/// use kernel::{c_str, zsmalloc::Pool};
+///
+/// fn send<T: Send>(_: T) {}
+///
+/// let pool = Pool::new(c_str!("doc"))?;
+/// let h = pool.alloc(10, GFP_KERNEL)?.write(b"x")?;
+/// send(h.map_read(1)?);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// (Marked `ignore` for the reason given at [`NewObject`]; checked by
+/// `tests/compile_fail/fail_zsmalloc_read_guard_send.rs`.)
 pub struct ReadGuard<'a> {
     m: Mapping<'a>,
-    _h: PhantomData<&'a Handle>,
 }
 
-impl core::ops::Deref for ReadGuard<'_> {
+impl Deref for ReadGuard<'_> {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
-        // SAFETY: by `Mapping`'s invariant the bytes are valid until the guard drops, and a read
-        // guard never hands out mutable access.
+        // SAFETY: by `Mapping`'s invariant the bytes are valid until the guard drops; by the
+        // type invariant they are initialised and nothing writes them meanwhile.
         unsafe { core::slice::from_raw_parts(self.m.ptr.as_ptr(), self.m.len) }
-    }
-}
-
-/// A writable mapping of an object; derefs to `&mut [u8]`. Writes back and unmaps on drop.
-///
-/// Created by [`Pool::map_write`]. While it lives, the thread must not sleep.
-pub struct WriteGuard<'a> {
-    m: Mapping<'a>,
-    _h: PhantomData<&'a mut Handle>,
-}
-
-impl core::ops::Deref for WriteGuard<'_> {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        // SAFETY: by `Mapping`'s invariant the bytes are valid until the guard drops.
-        unsafe { core::slice::from_raw_parts(self.m.ptr.as_ptr(), self.m.len) }
-    }
-}
-
-impl core::ops::DerefMut for WriteGuard<'_> {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: by `Mapping`'s invariant the bytes are valid until the guard drops; the guard
-        // was created from `&mut Handle`, so nobody else maps the object meanwhile.
-        unsafe { core::slice::from_raw_parts_mut(self.m.ptr.as_ptr(), self.m.len) }
     }
 }
 
 /// The owner of a deferred-free queue: what it queues, and how it frees a batch.
 ///
-/// The owner usually holds the table that maps its items (slot numbers, say) to handles, and
-/// frees those handles in [`drain`](Self::drain).
-pub trait DeferredFree: Send + Sync {
+/// The owner usually holds the [`Table`] that maps its items (slot numbers, say) to objects, and
+/// frees those objects in [`drain`](Self::drain). The owner and its items are `'static`: the
+/// queue's worker may run as long as the queue exists, and a queue can be leaked (with
+/// [`core::mem::forget`] or a reference cycle), so the owner must not borrow anything (checked
+/// by `tests/compile_fail/fail_zsmalloc_deferred_owner_borrows.rs` and
+/// `tests/compile_fail/fail_zsmalloc_deferred_owner_borrows_local.rs`).
+pub trait DeferredFree: Send + Sync + 'static {
     /// What is queued: typically an index into the owner's table. At most one page.
-    type Item: Copy + Send;
+    type Item: Copy + Send + 'static;
 
     /// Frees the objects that `items` name.
     ///
     /// Runs on a worker of an unbound workqueue, and also in the caller of [`Deferred::push`]
-    /// when the queue is full; so it can run concurrently with itself and must not sleep.
+    /// when the queue is full (then in the caller's context, which may be atomic, and under the
+    /// caller's locks); so it can run concurrently with itself and must not sleep.
+    ///
+    /// It must not push to its own queue (with the queue full, each push would drain inline
+    /// again, without bound), and must not drop the last reference to its own [`Deferred`]
+    /// (dropping the queue waits for its worker, which is running the drain).
     fn drain(&self, items: &[Self::Item]);
 }
 
@@ -749,6 +920,15 @@ unsafe impl<T: DeferredFree> Send for Deferred<T> {}
 
 // SAFETY: `push`, `flush` and `stats` may be called concurrently; `T` is `Sync`.
 unsafe impl<T: DeferredFree> Sync for Deferred<T> {}
+
+/// What [`Deferred::push`] did with an item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// Queued: a worker will hand it to the drain.
+    Queued,
+    /// The queue was full: the drain already ran with it, in the caller.
+    Drained,
+}
 
 /// Counters of a [`Deferred`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -784,7 +964,9 @@ unsafe extern "C" fn drain_callback<T: DeferredFree>(
     // SAFETY: `owner` is the pinned owner of a live `Deferred<T>`, which outlives its C queue.
     let owner = unsafe { &*owner.cast::<T>() };
     // SAFETY: the queue stores items of `size_of::<T::Item>()` bytes at that stride from a
-    // page-aligned address, so they are aligned `T::Item`s, written by `push`.
+    // page-aligned address, so they are aligned `T::Item`s; each was copied whole from a valid
+    // `T::Item` by `push`, which never runs from interrupt context, so no push is interrupted by
+    // another on the same CPU and every element handed out was completely written.
     let items = unsafe { core::slice::from_raw_parts(elems.cast::<T::Item>(), nr as usize) };
     owner.drain(items);
 }
@@ -793,7 +975,7 @@ impl<T: DeferredFree> Deferred<T> {
     /// Registers `owner` on `pool` with a bound of `max_pages` buffer pages.
     ///
     /// With `max_pages` 0 the bound scales with the pool: one buffer page per 512 pool pages, and
-    /// at least four per CPU.
+    /// at least four per CPU. Context: process context; sleeps.
     ///
     /// # Examples
     ///
@@ -813,7 +995,7 @@ impl<T: DeferredFree> Deferred<T> {
     /// let pool = Arc::new(Pool::new(c_str!("doc"))?, GFP_KERNEL)?;
     /// let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), 0)?;
     /// for i in 0..1000 {
-    ///     df.push(i);
+    ///     assert!(df.push(i).is_ok());
     /// }
     /// df.flush();
     /// assert_eq!(df.owner().0.load(Ordering::Relaxed), 1000);
@@ -837,7 +1019,8 @@ impl<T: DeferredFree> Deferred<T> {
             .cast_mut()
             .cast::<c_void>();
         // SAFETY: the pool is valid; `OPS` is a static; `owner_ptr` points to the pinned owner,
-        // which outlives the queue because `drop` destroys the queue first.
+        // which outlives the queue because `drop` destroys the queue first (and if the queue is
+        // leaked, so is the box that holds the owner, and the owner borrows nothing).
         let raw = unsafe {
             bindings::zs_deferred_create(
                 inner.pool.raw(),
@@ -864,19 +1047,62 @@ impl<T: DeferredFree> Deferred<T> {
         &self.pool
     }
 
-    /// Queues `item` for the drain; returns `true` if it was queued and `false` if the queue was
-    /// full and `item` was drained at once, in this thread.
+    /// Queues `item` for the drain.
     ///
-    /// Context: any context but NMI; does not sleep (unless the drain does, which it must not).
-    pub fn push(&self, item: T::Item) -> bool {
+    /// Returns [`Pushed::Queued`] if the item was queued, and [`Pushed::Drained`] if the queue
+    /// was full and the drain ran at once, in this thread, with `item` alone. From interrupt
+    /// context the queue is not touched and nothing is drained: the item comes back as the
+    /// error, and the caller keeps whatever it names.
+    ///
+    /// Context: task context; may be called with preemption disabled or under a spinlock
+    /// (atomic), never from interrupt context (hardirq, softirq, or with bottom halves disabled);
+    /// does not sleep. Since the drain may run inline, the caller must not hold a lock that the
+    /// drain takes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, prelude::*, sync::Arc};
+    /// use kernel::zsmalloc::{Deferred, DeferredFree, Pool, Pushed};
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// struct Sum(AtomicUsize);
+    ///
+    /// impl DeferredFree for Sum {
+    ///     type Item = usize;
+    ///     fn drain(&self, items: &[usize]) {
+    ///         self.0.fetch_add(items.iter().sum(), Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let pool = Arc::new(Pool::new(c_str!("doc"))?, GFP_KERNEL)?;
+    /// let df = Deferred::new(pool, Sum(AtomicUsize::new(0)), 0)?;
+    /// match df.push(5) {
+    ///     Ok(Pushed::Queued) => df.flush(),
+    ///     Ok(Pushed::Drained) => {}
+    ///     // Only from interrupt context.
+    ///     Err(_) => return Err(EBUSY),
+    /// }
+    /// assert_eq!(df.owner().0.load(Ordering::Relaxed), 5);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn push(&self, item: T::Item) -> core::result::Result<Pushed, T::Item> {
+        // zs_deferred_push() writes this CPU's buffer with only preemption disabled: a push from
+        // an interrupt that interrupted a push on the same CPU would corrupt it.
+        // SAFETY: FFI call without preconditions.
+        if unsafe { bindings::in_interrupt() } {
+            return Err(item);
+        }
         // SAFETY: `raw` is live; `item` is `size_of::<T::Item>()` readable bytes, which the queue
-        // copies.
+        // copies; not in interrupt context, as zs_deferred_push() requires.
         let queued =
             unsafe { bindings::zs_deferred_push(self.raw, core::ptr::from_ref(&item).cast()) };
-        if !queued {
+        if queued {
+            Ok(Pushed::Queued)
+        } else {
             self.owner.drain(core::slice::from_ref(&item));
+            Ok(Pushed::Drained)
         }
-        queued
     }
 
     /// Waits until every item pushed before the call has been drained.
@@ -917,26 +1143,36 @@ impl<T: DeferredFree> Drop for Deferred<T> {
 #[macros::kunit_tests(rust_zsmalloc)]
 mod tests {
     use super::*;
-    use crate::{
-        alloc::KVec, c_str, init::InPlaceInit, kunit_expect, kunit_expect_eq, sync::SpinLock,
-    };
-    use core::sync::atomic::AtomicUsize;
+    use crate::{alloc::KVec, c_str, kunit_expect, kunit_expect_eq, types::Opaque};
+    use core::sync::atomic::{AtomicU32, AtomicUsize};
 
     fn byte(seed: usize, i: usize) -> u8 {
-        (seed.wrapping_mul(131) ^ i.wrapping_mul(7) ^ (i >> 8)) as u8
+        (seed.wrapping_mul(131) ^ i.wrapping_mul(7) ^ (i >> 8) ^ 0x80) as u8
     }
 
-    fn fill(pool: &Pool, h: &mut Handle, len: usize, seed: usize) -> Result {
-        let mut g = pool.map_write(h, len)?;
-        for (i, b) in g.iter_mut().enumerate() {
-            *b = byte(seed, i);
+    /// `len` bytes of pattern `seed`; never all zeroes.
+    fn pattern(len: usize, seed: usize) -> Result<KVec<u8>> {
+        let mut v = KVec::with_capacity(len, GFP_KERNEL)?;
+        for i in 0..len {
+            v.push(byte(seed, i), GFP_KERNEL)?;
         }
-        Ok(())
+        Ok(v)
     }
 
-    fn intact(pool: &Pool, h: &Handle, len: usize, seed: usize) -> Result<bool> {
-        let g = pool.map_read(h, len)?;
-        Ok(g.len() == len && g.iter().enumerate().all(|(i, &b)| b == byte(seed, i)))
+    /// Whether `bytes` are the start of pattern `seed`.
+    fn is_pattern(bytes: &[u8], seed: usize) -> bool {
+        bytes.iter().enumerate().all(|(i, &b)| b == byte(seed, i))
+    }
+
+    fn store<'a>(pool: &'a Pool, len: usize, seed: usize) -> Result<Handle<'a>> {
+        pool.alloc(len, GFP_KERNEL)?.write(&pattern(len, seed)?)
+    }
+
+    /// Whether the object holds pattern `seed` for `len` bytes, then zeroes up to its capacity.
+    fn intact(h: &Handle<'_>, len: usize, seed: usize) -> Result<bool> {
+        let cap = h.capacity();
+        let g = h.map_read(cap)?;
+        Ok(g.len() == cap && is_pattern(&g[..len], seed) && g[len..].iter().all(|&b| b == 0))
     }
 
     /// Sizes from 1 byte to a full page, crossing every size class and the huge classes.
@@ -951,52 +1187,82 @@ mod tests {
         let pool = Pool::new(c_str!("rust_zs_sizes"))?;
         let mut objs = KVec::new();
         for (seed, size) in sizes().enumerate() {
-            let mut h = pool.alloc(size, GFP_KERNEL)?;
-            fill(&pool, &mut h, size, seed)?;
-            objs.push((h, size, seed), GFP_KERNEL)?;
+            objs.push((store(&pool, size, seed)?, size, seed), GFP_KERNEL)?;
         }
         kunit_expect!(pool.total_pages() > 0);
+        kunit_expect_eq!(pool.live_objects(), objs.len());
         let mut bad = 0;
         for (h, size, seed) in objs.iter() {
-            if !intact(&pool, h, *size, *seed)? {
+            if !intact(h, *size, *seed)? {
                 bad += 1;
             }
         }
         kunit_expect_eq!(bad, 0);
-        for (h, _, _) in objs {
-            pool.free(h);
-        }
+        drop(objs);
+        kunit_expect_eq!(pool.live_objects(), 0);
         kunit_expect_eq!(pool.total_pages(), 0);
         Ok(())
     }
 
+    /// Every size reads back exactly what was written, and zeroes from there to the capacity,
+    /// also in memory that held other data: before each object, one of the same size is filled
+    /// with 0xff and freed, and zsmalloc hands a freed slot out again first.
     #[test]
-    fn round_trip_partial_and_rewrite() -> Result {
-        let pool = Pool::new(c_str!("rust_zs_rw"))?;
-        let mut h = pool.alloc(3000, GFP_KERNEL)?;
-        fill(&pool, &mut h, 3000, 1)?;
-        // A shorter mapping sees the prefix; a rewrite replaces the contents.
-        kunit_expect!(intact(&pool, &h, 100, 1)?);
-        fill(&pool, &mut h, 3000, 2)?;
-        kunit_expect!(intact(&pool, &h, 3000, 2)?);
-        pool.free(h);
+    fn read_back_every_size() -> Result {
+        let pool = Pool::new(c_str!("rust_zs_every"))?;
+        let ones = KVec::from_elem(0xffu8, MAX_ALLOC_SIZE, GFP_KERNEL)?;
+        let data = pattern(MAX_ALLOC_SIZE, 3)?;
+        // Every size with 4 KiB pages; as many sizes, evenly spread, with larger pages.
+        let step = (MAX_ALLOC_SIZE / 4096).max(1);
+        let mut bad = 0;
+        for size in (1..=MAX_ALLOC_SIZE).step_by(step) {
+            let dirty = pool.alloc(size, GFP_KERNEL)?;
+            let cap = dirty.capacity();
+            kunit_expect!(cap >= size && cap <= MAX_ALLOC_SIZE);
+            drop(dirty.write(&ones[..cap])?);
+            // A spare allocated for `size` bytes but given fewer, as rzram does.
+            let len = if size % 2 == 0 { size / 2 } else { size };
+            let h = pool.alloc(size, GFP_KERNEL)?.write(&data[..len])?;
+            if h.capacity() != cap || !intact(&h, len, 3)? {
+                bad += 1;
+            }
+        }
+        kunit_expect_eq!(bad, 0);
+        kunit_expect_eq!(pool.live_objects(), 0);
+        kunit_expect_eq!(pool.total_pages(), 0);
         Ok(())
     }
 
     #[test]
     fn class_index() -> Result {
         let pool = Pool::new(c_str!("rust_zs_class"))?;
-        let mut last = 0;
+        let mut last: Option<(u32, usize)> = None;
         for size in sizes() {
-            let h = pool.alloc(size, GFP_KERNEL)?;
+            let obj = pool.alloc(size, GFP_KERNEL)?;
             let idx = pool.class_index_for(size)?;
-            kunit_expect_eq!(h.class_index(&pool)?, idx);
-            kunit_expect!(idx >= last);
-            last = idx;
-            pool.free(h);
+            kunit_expect_eq!(obj.class_index(), idx);
+            let cap = obj.capacity();
+            kunit_expect!(cap >= size);
+            // Classes and capacities grow with the size; one class has one capacity.
+            if let Some((last_idx, last_cap)) = last {
+                kunit_expect!(idx >= last_idx && cap >= last_cap);
+                kunit_expect!(idx != last_idx || cap == last_cap);
+            }
+            // The capacity is the largest size of the class.
+            kunit_expect_eq!(pool.class_index_for(cap)?, idx);
+            if cap < MAX_ALLOC_SIZE {
+                kunit_expect!(pool.class_index_for(cap + 1)? > idx);
+            }
+            let h = obj.write(&[1])?;
+            kunit_expect_eq!(h.class_index(), idx);
+            kunit_expect_eq!(h.capacity(), cap);
+            last = Some((idx, cap));
         }
         // The largest objects are in the last class, which is huge: one object per page.
-        kunit_expect_eq!(last, pool.class_index_for(MAX_ALLOC_SIZE)?);
+        kunit_expect_eq!(
+            last,
+            Some((pool.class_index_for(MAX_ALLOC_SIZE)?, MAX_ALLOC_SIZE))
+        );
         kunit_expect!(pool.huge_class_size() <= MAX_ALLOC_SIZE);
         Ok(())
     }
@@ -1004,7 +1270,6 @@ mod tests {
     #[test]
     fn bad_input() -> Result {
         let pool = Pool::new(c_str!("rust_zs_bad"))?;
-        let other = Pool::new(c_str!("rust_zs_other"))?;
         kunit_expect_eq!(pool.alloc(0, GFP_KERNEL).err(), Some(EINVAL));
         kunit_expect_eq!(
             pool.alloc(MAX_ALLOC_SIZE + 1, GFP_KERNEL).err(),
@@ -1014,25 +1279,49 @@ mod tests {
         kunit_expect_eq!(pool.class_index_for(0).err(), Some(EINVAL));
         kunit_expect_eq!(pool.class_index_for(MAX_ALLOC_SIZE + 1).err(), Some(EINVAL));
 
-        let mut h = pool.alloc(100, GFP_KERNEL)?;
-        // Mappings longer than the object's class, empty, or through the wrong pool.
-        kunit_expect_eq!(pool.map_read(&h, 0).err(), Some(EINVAL));
-        kunit_expect_eq!(pool.map_read(&h, MAX_ALLOC_SIZE).err(), Some(EINVAL));
-        kunit_expect_eq!(pool.map_write(&mut h, 2000).err(), Some(EINVAL));
-        kunit_expect_eq!(other.map_read(&h, 100).err(), Some(EINVAL));
-        kunit_expect_eq!(h.class_index(&other).err(), Some(EINVAL));
-
-        // One mapping per CPU: a second one is refused, not corrupted.
-        let mut h2 = pool.alloc(100, GFP_KERNEL)?;
-        {
-            let _g = pool.map_read(&h, 100)?;
-            kunit_expect_eq!(pool.map_write(&mut h2, 100).err(), Some(EBUSY));
-        }
-        kunit_expect!(pool.map_write(&mut h2, 100).is_ok());
-
-        pool.free(h);
-        pool.free(h2);
+        // Writes that are empty or longer than the capacity; the object is freed.
+        kunit_expect_eq!(pool.alloc(100, GFP_KERNEL)?.write(&[]).err(), Some(EINVAL));
+        let obj = pool.alloc(100, GFP_KERNEL)?;
+        let long = pattern(obj.capacity() + 1, 0)?;
+        kunit_expect_eq!(obj.write(&long).err(), Some(EINVAL));
         kunit_expect_eq!(pool.live_objects(), 0);
+
+        // Mappings longer than the object's class, or empty.
+        let h = store(&pool, 100, 1)?;
+        kunit_expect_eq!(h.map_read(0).err(), Some(EINVAL));
+        kunit_expect_eq!(h.map_read(h.capacity() + 1).err(), Some(EINVAL));
+        kunit_expect_eq!(h.map_read(MAX_ALLOC_SIZE + 1).err(), Some(EINVAL));
+
+        // One mapping per CPU: a second one, or a write, is refused, not corrupted. (Allocate
+        // before mapping: a mapping disables preemption.)
+        let h2 = store(&pool, 100, 2)?;
+        let obj = pool.alloc(100, GFP_KERNEL)?;
+        {
+            let _g = h.map_read(100)?;
+            kunit_expect_eq!(h2.map_read(100).err(), Some(EBUSY));
+            kunit_expect_eq!(obj.write(&[1]).err(), Some(EBUSY));
+        }
+        kunit_expect!(intact(&h2, 100, 2)?);
+        kunit_expect_eq!(pool.live_objects(), 2);
+        drop((h, h2));
+        kunit_expect_eq!(pool.live_objects(), 0);
+        Ok(())
+    }
+
+    /// Holds two objects and fails at the third allocation.
+    fn fails_midway(pool: &Pool) -> Result {
+        let _new = pool.alloc(100, GFP_KERNEL)?;
+        let _written = store(pool, 2000, 1)?;
+        let _never = pool.alloc(0, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    #[test]
+    fn freed_on_drop() -> Result {
+        let pool = Pool::new(c_str!("rust_zs_drop"))?;
+        kunit_expect_eq!(fails_midway(&pool).err(), Some(EINVAL));
+        kunit_expect_eq!(pool.live_objects(), 0);
+        kunit_expect_eq!(pool.total_pages(), 0);
         Ok(())
     }
 
@@ -1041,16 +1330,12 @@ mod tests {
         let pool = Pool::new(c_str!("rust_zs_compact"))?;
         let mut objs = KVec::new();
         for seed in 0..4000 {
-            let mut h = pool.alloc(700, GFP_KERNEL)?;
-            fill(&pool, &mut h, 700, seed)?;
-            objs.push(Some(h), GFP_KERNEL)?;
+            objs.push(Some(store(&pool, 700, seed)?), GFP_KERNEL)?;
         }
         // Free three objects of every four, leaving each page sparsely used.
         for (i, slot) in objs.iter_mut().enumerate() {
             if i % 4 != 0 {
-                if let Some(h) = slot.take() {
-                    pool.free(h);
-                }
+                *slot = None;
             }
         }
         let before = pool.total_pages();
@@ -1061,29 +1346,162 @@ mod tests {
         let mut bad = 0;
         for (seed, slot) in objs.iter().enumerate() {
             if let Some(h) = slot {
-                if !intact(&pool, h, 700, seed)? {
+                if !intact(h, 700, seed)? {
                     bad += 1;
                 }
             }
         }
         kunit_expect_eq!(bad, 0);
-        for h in IntoIterator::into_iter(objs).flatten() {
-            pool.free(h);
-        }
+        drop(objs);
         kunit_expect_eq!(pool.total_pages(), 0);
         Ok(())
     }
 
-    /// Frees the handles of a table by index; the batch drain can be held back.
-    struct Table {
-        pool: Arc<Pool>,
-        handles: Pin<KBox<SpinLock<KVec<Option<Handle>>>>>,
+    /// A table of `n` slots of `pool`: objects of pattern `i` in the even slots, the word `i` in
+    /// the odd ones; the caller bits hold the object's length.
+    fn filled_table(pool: &Arc<Pool>, n: usize) -> Result<Table> {
+        let table = Table::new(pool.clone(), n)?;
+        for i in 0..n {
+            let new = if i % 2 == 0 {
+                Contents::Object(store(pool, 300, i)?)
+            } else {
+                Contents::Word(i)
+            };
+            let mut slot = table.lock(i).ok_or(EINVAL)?;
+            slot.replace(new)?;
+            slot.set_bits(300);
+        }
+        Ok(table)
+    }
+
+    #[test]
+    fn table_slots() -> Result {
+        let pool = Arc::new(Pool::new(c_str!("rust_zs_table"))?, GFP_KERNEL)?;
+        let table = filled_table(&pool, 64)?;
+        kunit_expect_eq!(table.len(), 64);
+        kunit_expect_eq!(pool.live_objects(), 32);
+        kunit_expect!(table.lock(64).is_none());
+        kunit_expect_eq!(table.try_lock(64).err(), Some(EINVAL));
+        kunit_expect_eq!(table.bits(64), None);
+        let mut bad = 0;
+        for i in 0..64 {
+            let slot = table.lock(i).ok_or(EINVAL)?;
+            let ok = if i % 2 == 0 {
+                slot.word().is_none()
+                    && slot.has_object()
+                    && slot.class_index() == Some(pool.class_index_for(300)?)
+                    && is_pattern(&slot.map_read(300)?, i)
+            } else {
+                slot.word() == Some(i)
+                    && slot.class_index().is_none()
+                    && slot.map_read(1).err() == Some(EINVAL)
+            };
+            if !ok || slot.bits() != 300 {
+                bad += 1;
+            }
+        }
+        kunit_expect_eq!(bad, 0);
+        // The caller bits are 30 bits wide; the table's own bit is not theirs.
+        {
+            let mut slot = table.lock(0).ok_or(EINVAL)?;
+            slot.set_bits(u32::MAX);
+            kunit_expect_eq!(slot.bits(), Table::MAX_BITS);
+            kunit_expect!(slot.has_object());
+            kunit_expect_eq!(table.try_lock(0).err(), Some(EBUSY));
+        }
+        kunit_expect_eq!(table.bits(0), Some(Table::MAX_BITS));
+        // Taking an object leaves the word 0; a replaced object comes back.
+        {
+            let mut slot = table.lock(2).ok_or(EINVAL)?;
+            let h = slot.take();
+            kunit_expect!(h.is_some());
+            kunit_expect_eq!(slot.word(), Some(0));
+            kunit_expect!(slot.take().is_none());
+            if let Some(h) = h {
+                kunit_expect!(matches!(
+                    slot.replace(Contents::Object(h))?,
+                    Contents::Word(0)
+                ));
+            }
+            kunit_expect!(matches!(
+                slot.replace(Contents::Word(5))?,
+                Contents::Object(_)
+            ));
+        }
+        kunit_expect_eq!(pool.live_objects(), 31);
+        Ok(())
+    }
+
+    #[test]
+    fn table_drop_frees_all() -> Result {
+        let pool = Arc::new(Pool::new(c_str!("rust_zs_tdrop"))?, GFP_KERNEL)?;
+        let table = filled_table(&pool, 1000)?;
+        kunit_expect_eq!(pool.live_objects(), 500);
+        kunit_expect!(pool.total_pages() > 0);
+        drop(table);
+        kunit_expect_eq!(pool.live_objects(), 0);
+        kunit_expect_eq!(pool.total_pages(), 0);
+        Ok(())
+    }
+
+    #[test]
+    fn table_refuses_other_pool() -> Result {
+        let pool = Arc::new(Pool::new(c_str!("rust_zs_tmine"))?, GFP_KERNEL)?;
+        let other = Pool::new(c_str!("rust_zs_tother"))?;
+        let table = filled_table(&pool, 2)?;
+        let theirs = store(&other, 300, 9)?;
+        {
+            let mut slot = table.lock(0).ok_or(EINVAL)?;
+            kunit_expect_eq!(slot.replace(Contents::Object(theirs)).err(), Some(EINVAL));
+            // The slot is unchanged; the refused object went back to its own pool.
+            kunit_expect!(is_pattern(&slot.map_read(300)?, 0));
+        }
+        kunit_expect_eq!(other.live_objects(), 0);
+        kunit_expect_eq!(other.total_pages(), 0);
+        kunit_expect_eq!(pool.live_objects(), 1);
+        // The same for `free_bulk`: each object goes to its own pool.
+        let v = [store(&other, 10, 1)?, store(&pool, 10, 2)?];
+        pool.free_bulk(v);
+        kunit_expect_eq!(other.live_objects(), 0);
+        kunit_expect_eq!(pool.live_objects(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn table_size() -> Result {
+        let slot = core::mem::size_of::<Slot>();
+        #[cfg(CONFIG_64BIT)]
+        {
+            kunit_expect_eq!(slot, 16);
+            // A 1 TiB device: 4 GiB of slots, above kvmalloc()'s INT_MAX limit, is fine.
+            let slots = (1usize << 40) / PAGE_SIZE;
+            let bytes = Table::bytes_for(slots);
+            kunit_expect_eq!(bytes, Ok(slots * 16));
+            kunit_expect!(bytes.is_ok_and(|b| b > i32::MAX as usize));
+            // 2^40 slots (16 TiB of table) fail quietly with ENOMEM, without a warning.
+            let pool = Arc::new(Pool::new(c_str!("rust_zs_tsize"))?, GFP_KERNEL)?;
+            kunit_expect_eq!(Table::new(pool, 1usize << 40).err(), Some(ENOMEM));
+        }
+        #[cfg(not(CONFIG_64BIT))]
+        {
+            // The table of a 1 TiB device would not fit the address space.
+            kunit_expect_eq!(Table::bytes_for(1usize << 28).err(), Some(ENOMEM));
+        }
+        kunit_expect_eq!(Table::bytes_for(usize::MAX / 2).err(), Some(ENOMEM));
+        kunit_expect_eq!(Table::bytes_for(0), Ok(0));
+        kunit_expect_eq!(Table::bytes_for(3), Ok(3 * slot));
+        Ok(())
+    }
+
+    /// Frees the objects of a table by slot number; the batch drain can be held back.
+    struct Slots {
+        table: Table,
         drained: AtomicUsize,
         batches: AtomicUsize,
         hold: AtomicBool,
     }
 
-    impl DeferredFree for Table {
+    impl DeferredFree for Slots {
         type Item = u32;
 
         fn drain(&self, items: &[u32]) {
@@ -1093,25 +1511,25 @@ mod tests {
                     core::hint::spin_loop();
                 }
             }
-            let mut t = self.handles.lock();
+            let t = &self.table;
             let taken = items
                 .iter()
-                .filter_map(|&i| t.get_mut(i as usize).and_then(Option::take))
+                .filter_map(|&i| t.lock(i as usize)?.take())
                 .inspect(|_| {
                     self.drained.fetch_add(1, Ordering::Relaxed);
                 });
-            self.pool.free_bulk(taken);
+            t.pool().free_bulk(taken);
         }
     }
 
-    fn table(pool: &Arc<Pool>, n: usize) -> Result<Table> {
-        let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
-        for _ in 0..n {
-            v.push(Some(pool.alloc(300, GFP_KERNEL)?), GFP_KERNEL)?;
+    fn slots(pool: &Arc<Pool>, n: usize) -> Result<Slots> {
+        let table = Table::new(pool.clone(), n)?;
+        for i in 0..n {
+            let h = store(pool, 300, i)?;
+            table.lock(i).ok_or(EINVAL)?.replace(Contents::Object(h))?;
         }
-        Ok(Table {
-            pool: pool.clone(),
-            handles: KBox::pin_init(crate::new_spinlock!(v), GFP_KERNEL)?,
+        Ok(Slots {
+            table,
             drained: AtomicUsize::new(0),
             batches: AtomicUsize::new(0),
             hold: AtomicBool::new(false),
@@ -1122,13 +1540,18 @@ mod tests {
     fn deferred_drain_and_flush() -> Result {
         const N: usize = 5000;
         let pool = Arc::new(Pool::new(c_str!("rust_zs_df"))?, GFP_KERNEL)?;
-        let df = Deferred::new(pool.clone(), table(&pool, N)?, 0)?;
+        let df = Deferred::new(pool.clone(), slots(&pool, N)?, 0)?;
+        let mut refused = 0;
         for i in 0..N {
-            df.push(i as u32);
+            if df.push(i as u32).is_err() {
+                refused += 1;
+            }
         }
+        kunit_expect_eq!(refused, 0);
         df.flush();
         // Everything pushed before the flush has been freed, exactly once.
         kunit_expect_eq!(df.owner().drained.load(Ordering::Relaxed), N);
+        kunit_expect_eq!(pool.live_objects(), 0);
         kunit_expect_eq!(pool.total_pages(), 0);
         let s = df.stats();
         kunit_expect_eq!(s.pushed + s.sync_frees, N as u64);
@@ -1143,11 +1566,11 @@ mod tests {
         let pool = Arc::new(Pool::new(c_str!("rust_zs_df_full"))?, GFP_KERNEL)?;
         // The smallest bound, and a drain held back: the queue fills up, and pushes then free
         // synchronously.
-        let df = Deferred::new(pool.clone(), table(&pool, N)?, 1)?;
+        let df = Deferred::new(pool.clone(), slots(&pool, N)?, 1)?;
         df.owner().hold.store(true, Ordering::Release);
         let mut sync = 0;
         for i in 0..N {
-            if !df.push(i as u32) {
+            if df.push(i as u32) == Ok(Pushed::Drained) {
                 sync += 1;
             }
         }
@@ -1156,9 +1579,96 @@ mod tests {
         kunit_expect_eq!(s.sync_frees, sync as u64);
         kunit_expect!(s.pages <= s.max_pages);
         df.owner().hold.store(false, Ordering::Release);
-        // Dropping the queue drains what is left, before the owner goes.
+        // Dropping the queue drains what is left, before the owner (and its table) goes.
         drop(df);
+        kunit_expect_eq!(pool.live_objects(), 0);
         kunit_expect_eq!(pool.total_pages(), 0);
+        Ok(())
+    }
+
+    /// Counts what its drain sees.
+    struct Counter(AtomicUsize);
+
+    impl DeferredFree for Counter {
+        type Item = u32;
+
+        fn drain(&self, items: &[u32]) {
+            self.0.fetch_add(items.len(), Ordering::Relaxed);
+        }
+    }
+
+    /// A timer whose callback, in softirq context, pushes onto a queue.
+    ///
+    /// `timer` is the first field of this `repr(C)` struct, so a pointer to it is a pointer to
+    /// the whole.
+    #[repr(C)]
+    struct InSoftirq {
+        timer: Opaque<bindings::timer_list>,
+        df: *const Deferred<Counter>,
+        /// 0: not run yet; 1: the push was refused with the item back; 2: anything else.
+        outcome: AtomicU32,
+    }
+
+    /// # Safety
+    ///
+    /// `t` must be the `timer` of a live [`InSoftirq`] whose `df` points to a live queue.
+    unsafe extern "C" fn push_in_softirq(t: *mut bindings::timer_list) {
+        // SAFETY: by the caller `t` is the first field of a live `InSoftirq` (`repr(C)`); only
+        // its atomics and `df` are used, through a shared reference.
+        let this = unsafe { &*t.cast::<InSoftirq>() };
+        // SAFETY: by the caller `df` points to a live queue.
+        let df = unsafe { &*this.df };
+        let outcome = match df.push(7) {
+            Err(7) => 1,
+            _ => 2,
+        };
+        this.outcome.store(outcome, Ordering::Release);
+    }
+
+    #[test]
+    fn deferred_push_from_interrupt_refused() -> Result {
+        let pool = Arc::new(Pool::new(c_str!("rust_zs_df_irq"))?, GFP_KERNEL)?;
+        let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), 0)?;
+        let t = KBox::new(
+            InSoftirq {
+                timer: Opaque::uninit(),
+                df: &*df,
+                outcome: AtomicU32::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: `t.timer` is a writable `timer_list`, initialised here before any other use;
+        // the name and the lock class key are static. The callback's requirements hold until
+        // `timer_delete_sync()` below: `t` and `df` outlive it.
+        unsafe {
+            bindings::init_timer_key(
+                t.timer.get(),
+                Some(push_in_softirq),
+                0,
+                c_str!("rust_zs_df_irq").as_char_ptr(),
+                crate::static_lock_class!().as_ptr(),
+            );
+            let now = core::ptr::read_volatile(core::ptr::addr_of!(bindings::jiffies));
+            (*t.timer.get()).expires = now;
+            bindings::add_timer(t.timer.get());
+        }
+        // The timer fires at the next tick.
+        for _ in 0..5000 {
+            if t.outcome.load(Ordering::Acquire) != 0 {
+                break;
+            }
+            // SAFETY: FFI call; a test case runs in process context and may sleep.
+            unsafe { bindings::msleep(1) };
+        }
+        // SAFETY: the timer was initialised above; after this it is not running nor queued.
+        unsafe { bindings::timer_delete_sync(t.timer.get()) };
+        kunit_expect_eq!(t.outcome.load(Ordering::Acquire), 1);
+        // Nothing was queued nor drained.
+        df.flush();
+        kunit_expect_eq!(df.owner().0.load(Ordering::Relaxed), 0);
+        let s = df.stats();
+        kunit_expect_eq!(s.pushed, 0);
+        kunit_expect_eq!(s.sync_frees, 0);
         Ok(())
     }
 
@@ -1168,16 +1678,20 @@ mod tests {
         let pool = Arc::new(Pool::new(c_str!("rust_zs_conc"))?, GFP_KERNEL)?;
         let done = Arc::new(AtomicUsize::new(0), GFP_KERNEL)?;
         for w in 0..2 {
-            let mut v = KVec::with_capacity(N, GFP_KERNEL)?;
+            let table = Table::new(pool.clone(), N)?;
             for i in 0..N {
                 let size = 64 + (i * 37 + w * 11) % 3000;
-                v.push(pool.alloc(size, GFP_KERNEL)?, GFP_KERNEL)?;
+                let h = store(&pool, size, i)?;
+                table.lock(i).ok_or(EINVAL)?.replace(Contents::Object(h))?;
             }
-            let (pool, done) = (pool.clone(), done.clone());
+            let done = done.clone();
             crate::workqueue::system_unbound().try_spawn(GFP_KERNEL, move || {
-                for h in v {
-                    pool.free(h);
+                for i in 0..N {
+                    if let Some(mut slot) = table.lock(i) {
+                        drop(slot.take());
+                    }
                 }
+                drop(table);
                 done.fetch_add(1, Ordering::Release);
             })?;
         }
@@ -1187,6 +1701,7 @@ mod tests {
             // SAFETY: FFI call; a test case runs in process context and may sleep.
             unsafe { bindings::msleep(1) };
         }
+        kunit_expect_eq!(pool.live_objects(), 0);
         kunit_expect_eq!(pool.total_pages(), 0);
         Ok(())
     }
@@ -1209,31 +1724,32 @@ mod bench {
         unsafe { bindings::ktime_get() }
     }
 
-    fn through_binding(pool: &Pool) -> Result<i64> {
+    /// Through the binding: the write also zeroes the object's tail up to its class capacity.
+    fn through_binding(pool: &Pool, data: &[u8]) -> Result<i64> {
         let start = now();
         for i in 0..CYCLES {
-            let size = SIZES[i % SIZES.len()];
-            let mut h = pool.alloc(size, GFP_KERNEL)?;
-            pool.map_write(&mut h, size)?.fill(i as u8);
-            pool.free(h);
+            let size = SIZES[i % SIZES.len()].min(data.len());
+            let h = pool.alloc(size, GFP_KERNEL)?.write(&data[..size])?;
+            drop(h);
         }
         Ok(now() - start)
     }
 
-    fn through_c(pool: &Pool) -> Result<i64> {
+    fn through_c(pool: &Pool, data: &[u8]) -> Result<i64> {
         let gfp = GFP_KERNEL.as_raw() | bindings::__GFP_HIGHMEM | bindings::__GFP_MOVABLE;
         let start = now();
         for i in 0..CYCLES {
-            let size = SIZES[i % SIZES.len()];
+            let size = SIZES[i % SIZES.len()].min(data.len());
             // SAFETY: the pool is valid; each handle is mapped once, unmapped and freed once,
-            // as zsmalloc requires, with nothing else mapped on this CPU.
+            // as zsmalloc requires, with nothing else mapped on this CPU; `size` bytes fit the
+            // object and `data`.
             unsafe {
                 let h = bindings::zs_malloc(pool.raw(), size, gfp);
                 if h == 0 || from_err_ptr(h as *mut c_void).is_err() {
                     return Err(ENOMEM);
                 }
-                let p = bindings::zs_map_object(pool.raw(), h, bindings::zs_mapmode_ZS_MM_WO);
-                core::ptr::write_bytes(p.cast::<u8>(), i as u8, size);
+                let p = bindings::zs_map_object(pool.raw(), h, MODE_WRITE);
+                core::ptr::copy_nonoverlapping(data.as_ptr(), p.cast::<u8>(), size);
                 bindings::zs_unmap_object(pool.raw(), h);
                 bindings::zs_free(pool.raw(), h);
             }
@@ -1249,13 +1765,14 @@ mod bench {
     #[test]
     fn binding_vs_c() -> Result {
         let pool = Pool::new(c_str!("rust_zs_bench"))?;
+        let data = KVec::from_elem(0x5au8, MAX_ALLOC_SIZE, GFP_KERNEL)?;
         // Warm the pool's classes up so that both variants reuse pages.
-        through_c(&pool)?;
+        through_c(&pool, &data)?;
         let mut rust = KVec::with_capacity(ROUNDS, GFP_KERNEL)?;
         let mut c = KVec::with_capacity(ROUNDS, GFP_KERNEL)?;
         for _ in 0..ROUNDS {
-            c.push(through_c(&pool)?, GFP_KERNEL)?;
-            rust.push(through_binding(&pool)?, GFP_KERNEL)?;
+            c.push(through_c(&pool, &data)?, GFP_KERNEL)?;
+            rust.push(through_binding(&pool, &data)?, GFP_KERNEL)?;
         }
         let (r, c) = (median(&mut rust), median(&mut c));
         let n = CYCLES as i64;

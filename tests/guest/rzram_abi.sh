@@ -47,6 +47,11 @@ run() {
 	step w $d/mem_used_max "0"
 	step w $d/compact "1"
 	step w $d/max_comp_streams "4"
+	# Discarded pages count in io_stat's notify_free, one per page, as in zram.
+	dd if=/dev/urandom of="$blk" bs=4k count=16 oflag=direct 2>/dev/null
+	blkdiscard -o 0 -l 65536 "$blk"
+	show $d/io_stat
+	echo "io_stat notify_free after discarding 16 pages: $(awk '{print $4}' $d/io_stat)"
 	step r $d/reset
 	step w $d/mm_stat "1"
 	# Open devices cannot be reset.
@@ -99,6 +104,8 @@ for f in $fams; do
 		"hot_remove 'abc' => EINVAL" "hot_remove '-1' => EINVAL" \
 		"hot_remove '99999' => ENODEV" || { echo "$f: wrong errno"; bad=1; }
 	grep -q "^hot_add gave a number: yes" /tmp/abi.$f.n || { echo "$f: hot_add"; bad=1; }
+	grep -q "^io_stat notify_free after discarding 16 pages: 16$" /tmp/abi.$f.n ||
+		{ echo "$f: discards not counted in notify_free"; bad=1; }
 	grep -c "" /tmp/abi.$f.n | sed "s/^/$f: transcript lines: /"
 done
 if [ -d /sys/block/zram0 ] && [ -d /sys/block/rzram0 ]; then

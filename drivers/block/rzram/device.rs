@@ -8,10 +8,11 @@ use crate::{
 };
 use core::{
     fmt::Write,
+    ops::Range,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
 };
 use kernel::{
-    block::bio::{Attribute, Bio, Disk, Op, Operations},
+    block::bio::{dir, Attribute, Bio, Data, Disk, Op, Operations, Segment},
     c_str,
     compress::Algorithm,
     error::code::*,
@@ -86,82 +87,72 @@ impl Rzram {
     pub(crate) fn reset(&self, disk: &Disk) {
         let mut alg = self.config.lock();
         let meta = self.meta.lock().take();
-        // Dropping the last reference flushes the deferred frees, then frees the pool; nothing
-        // else holds one: the device is claimed, not open, and synced.
+        // No I/O holds a reference: the device is claimed, not open, and synced. A sysfs `show`
+        // running now may still hold one (it clones the `Arc` to read the statistics); then the
+        // memory goes when that `show` returns, and its drop flushes the deferred frees and
+        // frees the pool there, in process context.
         drop(meta);
         *alg = DEFAULT_ALGORITHM;
         self.limit_pages.store(0, Ordering::Relaxed);
         disk.set_capacity(0);
     }
 
-    /// Reads or writes the part of page `index` at `offset` that `bytes` covers.
-    fn rw_chunk(
-        meta: &Meta,
-        index: usize,
-        offset: usize,
-        bytes: &mut [u8],
-        write: bool,
-        limit: u64,
+    /// Calls `f(segment, offset in the segment, page index, byte range in the page)` for each
+    /// part of the bio's data that lies in one page of the device: a segment lies within one
+    /// page of memory but may straddle two of the device.
+    fn for_each_page<D>(
+        data: &mut Data<'_, D>,
+        mut f: impl FnMut(&mut Segment<'_, D>, usize, usize, Range<usize>) -> Result,
     ) -> Result {
-        if offset == 0 && bytes.len() == PAGE_SIZE {
-            return if write {
-                meta.write_page(index, bytes, limit)
-            } else {
-                meta.read_page(index, bytes)
-            };
-        }
-        // Partial page: through a bounce page, read-modify-write for writes.
-        let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
-        meta.read_page(index, &mut page)?;
-        let part = &mut page[offset..offset + bytes.len()];
-        if write {
-            part.copy_from_slice(bytes);
-            meta.write_page(index, &page, limit)
-        } else {
-            bytes.copy_from_slice(part);
-            Ok(())
-        }
-    }
-
-    fn rw(&self, meta: &Meta, bio: &mut Bio, write: bool) -> Result {
-        let limit = self.limit_pages.load(Ordering::Relaxed);
-        bio.for_each_segment(|seg| {
+        data.for_each_segment(|seg| {
             let mut sector = seg.sector();
-            seg.with_bytes_mut(|mut bytes| {
-                // A segment lies within one page of memory but may straddle two slots.
-                while !bytes.is_empty() {
-                    let index = (sector / SECTORS_PER_PAGE) as usize;
-                    let offset = ((sector % SECTORS_PER_PAGE) * 512) as usize;
-                    let n = bytes.len().min(PAGE_SIZE - offset);
-                    let (now, rest) = bytes.split_at_mut(n);
-                    Self::rw_chunk(meta, index, offset, now, write, limit)?;
-                    bytes = rest;
-                    sector += (n / 512) as u64;
-                }
-                Ok(())
-            })
+            let mut done = 0;
+            while done < seg.len() {
+                let index = (sector / SECTORS_PER_PAGE) as usize;
+                let offset = ((sector % SECTORS_PER_PAGE) * 512) as usize;
+                let n = (seg.len() - done).min(PAGE_SIZE - offset);
+                f(seg, done, index, offset..offset + n)?;
+                done += n;
+                sector += (n / 512) as u64;
+            }
+            Ok(())
         })
     }
 
-    /// Discard and write-zeroes: free the whole pages of the range; for write-zeroes, zero the
-    /// partial pages at its ends too.
-    fn discard(&self, meta: &Meta, sector: u64, size: u32, zeroes: bool) -> Result {
-        let mut index = (sector / SECTORS_PER_PAGE) as usize;
-        let mut offset = ((sector % SECTORS_PER_PAGE) * 512) as usize;
-        let mut left = size as usize;
-        while left > 0 {
-            let n = left.min(PAGE_SIZE - offset);
-            if n == PAGE_SIZE {
-                meta.free_page(index);
-            } else if zeroes {
-                let mut zero = KVec::from_elem(0u8, n, GFP_NOIO)?;
-                Self::rw_chunk(meta, index, offset, &mut zero, true, 0)?;
+    /// Reads the bio's data, page by page, through a private page: the bio's memory is reached
+    /// only by copies, since others may use it meanwhile (an `O_DIRECT` buffer).
+    fn read(meta: &Meta, data: &mut Data<'_, dir::Read>) -> Result {
+        let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+        Self::for_each_page(data, |seg, done, index, part| {
+            meta.read_page(index, &mut page)?;
+            seg.copy_from_slice(done, &page[part])
+        })
+    }
+
+    /// Writes the bio's data, page by page, through a private page: what is compressed (and
+    /// checked for being same-filled) is a copy that nobody else can change, since others may
+    /// write the bio's memory meanwhile (`O_DIRECT` buffers are not covered by stable writes).
+    /// Partial pages are read, modified and written back.
+    fn write(&self, meta: &Meta, data: &mut Data<'_, dir::Write>) -> Result {
+        let limit = self.limit_pages.load(Ordering::Relaxed);
+        let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+        Self::for_each_page(data, |seg, done, index, part| {
+            if part.len() < PAGE_SIZE {
+                meta.read_page(index, &mut page)?;
             }
-            left -= n;
-            offset = 0;
-            index += 1;
+            seg.copy_to_slice(done, &mut page[part])?;
+            meta.write_page(index, &page, limit)
+        })
+    }
+
+    /// Discard and write-zeroes: free the pages of the range, which is page-aligned (the
+    /// logical block size is a page). Each page counts in `notify_free`, as in zram.
+    fn discard(&self, meta: &Meta, sector: u64, size: u32) {
+        let first = (sector / SECTORS_PER_PAGE) as usize;
+        for index in first..first + size as usize / PAGE_SIZE {
+            meta.free_page(index);
+            meta.table.stats.notify_free.inc();
         }
-        Ok(())
     }
 }
 
@@ -172,30 +163,26 @@ impl Operations for Rzram {
             bio.end(Err(EIO));
             return;
         };
-        let end = bio.sector() + u64::from(bio.size()) / 512;
-        let misaligned = bio.sector() % SECTORS_PER_PAGE != 0 || bio.size() % 4096 != 0;
+        let (sector, size) = (bio.sector(), bio.size());
+        let end = sector + u64::from(size) / 512;
+        let misaligned = sector % SECTORS_PER_PAGE != 0 || size as usize % PAGE_SIZE != 0;
+        let stats = &meta.table.stats;
         if end > meta.disksize / 512 || misaligned {
-            meta.table.stats.invalid_io.inc();
+            stats.invalid_io.inc();
             bio.end(Err(EIO));
             return;
         }
         let r = match bio.op() {
-            Op::Read => {
-                let r = self.rw(&meta, &mut bio, false);
-                if r.is_err() {
-                    meta.table.stats.failed_reads.inc();
-                }
-                r
+            Op::Read(mut data) => {
+                Self::read(&meta, &mut data).inspect_err(|_| stats.failed_reads.inc())
             }
-            Op::Write => {
-                let r = self.rw(&meta, &mut bio, true);
-                if r.is_err() {
-                    meta.table.stats.failed_writes.inc();
-                }
-                r
+            Op::Write(mut data) => self
+                .write(&meta, &mut data)
+                .inspect_err(|_| stats.failed_writes.inc()),
+            Op::Discard | Op::WriteZeroes => {
+                self.discard(&meta, sector, size);
+                Ok(())
             }
-            Op::Discard => self.discard(&meta, bio.sector(), bio.size(), false),
-            Op::WriteZeroes => self.discard(&meta, bio.sector(), bio.size(), true),
             Op::Flush => Ok(()),
             Op::Other(_) => Err(EIO),
         };

@@ -54,6 +54,15 @@ kernel::module_param!(
     "Name the devices zram<N> and the class zram-control (only without the C zram)"
 );
 
+#[cfg(CONFIG_PROVE_LOCKING)]
+kernel::module_param!(
+    rzram,
+    lockdep_selftest,
+    LOCKDEP_SELFTEST: bool = false,
+    0o444,
+    "Provoke a lockdep report on the slot lock at load (lockdep kernels; for tests)"
+);
+
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
 
@@ -173,6 +182,15 @@ impl kernel::Module for RzramModule {
         for _ in 0..NUM_DEVICES.get() {
             this.control.add()?;
         }
+        #[cfg(CONFIG_PROVE_LOCKING)]
+        if LOCKDEP_SELFTEST.get() {
+            io::Meta::new(
+                c_str!("rzram_lockdep"),
+                16 * PAGE_SIZE as u64,
+                device::DEFAULT_ALGORITHM,
+            )?
+            .invert_lock_order()?;
+        }
         pr_info!(
             "{} device(s) as {}<N>, control in /sys/class/{}\n",
             NUM_DEVICES.get(),
@@ -189,5 +207,33 @@ impl Drop for RzramModule {
         drop(self.class.take());
         let devices = core::mem::take(&mut *self.control.devices.lock());
         drop(devices);
+    }
+}
+
+#[cfg(CONFIG_RZRAM_KUNIT_TEST)]
+#[kunit_tests(rzram_attrs)]
+mod tests {
+    use super::*;
+    use kernel::{kunit_expect, kunit_expect_eq};
+
+    /// Every sysfs attribute has a lockdep class of its own: with one class for all, removing a
+    /// disk while its attributes are read is reported as recursive locking of `kn->active`.
+    #[test]
+    fn one_lock_class_per_attribute() -> Result {
+        let mut keys = KVec::new();
+        for a in device::ATTRS.iter() {
+            keys.push(a.lock_class_key(), GFP_KERNEL)?;
+        }
+        for a in CONTROL_ATTRS.iter() {
+            keys.push(a.lock_class_key(), GFP_KERNEL)?;
+        }
+        kunit_expect_eq!(keys.len(), device::ATTRS.len() + CONTROL_ATTRS.len());
+        if cfg!(CONFIG_DEBUG_LOCK_ALLOC) {
+            for (i, k) in keys.iter().enumerate() {
+                kunit_expect!(*k != 0);
+                kunit_expect!(!keys[..i].contains(k));
+            }
+        }
+        Ok(())
     }
 }

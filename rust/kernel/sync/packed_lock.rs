@@ -6,8 +6,15 @@
 //! per entry, let alone one with lockdep's map. [`PackedLock`] needs four bytes: bit 31 is the lock
 //! and bits 0-30 are the caller's (flags, a size), read and written with the lock held through the
 //! guard, or read without it as a snapshot. It is the Rust counterpart of `bit_spin_lock()`.
+//!
+//! Lockdep tracks the locks of a table as one lock: every `lock` and `try_lock` names a
+//! `'static` [`PackedLockClass`], which holds one lockdep map (under `CONFIG_DEBUG_LOCK_ALLOC`)
+//! with a named class. Lock-order inversions against other locks are reported as for any lock,
+//! and so is taking two locks of one class at once, which a table whose users never nest its
+//! locks wants reported. The class is a spinning lock for lockdep's wait-context checks: a
+//! sleeping lock taken under it is reported. Without lockdep the class is empty.
 
-use crate::bindings;
+use crate::{bindings, str::CStr, sync::LockClassKey, types::Opaque};
 use core::{
     cell::UnsafeCell,
     marker::PhantomData,
@@ -15,15 +22,119 @@ use core::{
     sync::atomic::{AtomicU32, Ordering},
 };
 
+/// The lockdep class of a group of [`PackedLock`]s, typically all the slots of a kind of table:
+/// lockdep sees them as one lock of the class named at creation. Declare it with
+/// [`new_packed_lock_class!`], which makes it a `static`.
+///
+/// The locks take it as `&'static`: lockdep keeps a pointer to the map for as long as a lock is
+/// held, and a guard that is leaked with [`core::mem::forget`] holds it for ever.
+///
+/// [`new_packed_lock_class!`]: crate::new_packed_lock_class
+///
+/// # Invariants
+///
+/// With `CONFIG_DEBUG_LOCK_ALLOC`, `map` is a lockdep map with a static key and name, set up
+/// as `STATIC_LOCKDEP_MAP_INIT()` does (lockdep fills in the rest on first use).
+#[repr(transparent)]
+pub struct PackedLockClass {
+    #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+    map: Opaque<bindings::lockdep_map>,
+    #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+    _none: (),
+}
+
+// SAFETY: lockdep synchronises its use of the map internally.
+unsafe impl Sync for PackedLockClass {}
+
+// SAFETY: the map is not tied to a thread.
+unsafe impl Send for PackedLockClass {}
+
+impl PackedLockClass {
+    /// A class named `name` with the static lock class key `key`; see
+    /// [`new_packed_lock_class!`](crate::new_packed_lock_class).
+    #[allow(unused_variables)]
+    pub const fn new(name: &'static CStr, key: &'static LockClassKey) -> Self {
+        #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+        {
+            // SAFETY: all zeroes is a valid `lockdep_map`: no class cached yet.
+            let mut map: bindings::lockdep_map = unsafe { core::mem::zeroed() };
+            map.key = key.0.get();
+            map.name = name.as_char_ptr();
+            // A spinning lock, as a bit spinlock: a sleeping lock taken under it is reported.
+            map.wait_type_inner = bindings::lockdep_wait_type_LD_WAIT_SPIN as u8;
+            // INVARIANT: a static key and name, as `STATIC_LOCKDEP_MAP_INIT()`.
+            PackedLockClass {
+                map: Opaque::new(map),
+            }
+        }
+        #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+        PackedLockClass { _none: () }
+    }
+
+    /// Tells lockdep that this thread is taking (`trylock`: took) a lock of the class.
+    #[inline]
+    #[allow(unused_variables)]
+    fn acquire(&'static self, trylock: bool) {
+        #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+        // SAFETY: the map is set up (type invariant) and static. Arguments: subclass 0,
+        // exclusive (read 0), full checking (check 1), no nest lock, no call site.
+        unsafe {
+            bindings::lock_acquire(
+                self.map.get(),
+                0,
+                trylock.into(),
+                0,
+                1,
+                core::ptr::null_mut(),
+                0,
+            )
+        };
+    }
+
+    /// Tells lockdep that this thread released a lock of the class.
+    #[inline]
+    fn release(&'static self) {
+        #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+        // SAFETY: the map is set up (type invariant) and static; `acquire` was called.
+        unsafe {
+            bindings::lock_release(self.map.get(), 0)
+        };
+    }
+}
+
+/// Declares a `static` [`PackedLockClass`] with an optional name and a lock class key of its own,
+/// and returns a `&'static` reference to it.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{new_packed_lock_class, sync::{PackedLock, PackedLockClass}};
+///
+/// let class: &'static PackedLockClass = new_packed_lock_class!("doc_table");
+/// let slot = PackedLock::new(0, 0u32);
+/// *slot.lock(class) += 1;
+/// ```
+#[macro_export]
+macro_rules! new_packed_lock_class {
+    ($($name:literal)?) => {{
+        static CLASS: $crate::sync::PackedLockClass = $crate::sync::PackedLockClass::new(
+            $crate::optional_name!($($name)?),
+            $crate::static_lock_class!(),
+        );
+        &CLASS
+    }};
+}
+
 /// The lock bit.
 const LOCKED: u32 = 1 << 31;
 
 /// A lock bit and 31 bits of state in one `AtomicU32`, guarding a `T`.
 ///
 /// Locking disables preemption until the guard is dropped, as `bit_spin_lock()` does, so code
-/// holding the guard must not sleep. The lock is not tracked by lockdep. Acquiring has acquire
-/// semantics and releasing has release semantics: everything written under the lock is seen by
-/// the next holder.
+/// holding the guard must not sleep. Lockdep tracks the lock through the [`PackedLockClass`]
+/// each `lock` and `try_lock` names; use one class for all the locks of a table. Acquiring has
+/// acquire semantics and releasing has release semantics: everything written under the lock is
+/// seen by the next holder.
 ///
 /// # Invariants
 ///
@@ -33,20 +144,21 @@ const LOCKED: u32 = 1 << 31;
 /// # Examples
 ///
 /// ```
-/// use kernel::sync::PackedLock;
+/// use kernel::{new_packed_lock_class, sync::PackedLock};
 ///
+/// let class = new_packed_lock_class!("doc_slots");
 /// let slot = PackedLock::new(0, 0u64);
 /// {
-///     let mut g = slot.lock();
+///     let mut g = slot.lock(class);
 ///     *g = 42;
 ///     g.set_bits(7);
 /// }
 /// assert_eq!(slot.bits(), 7);
-/// assert_eq!(*slot.lock(), 42);
-/// let held = slot.lock();
-/// assert!(slot.try_lock().is_none());
+/// assert_eq!(*slot.lock(class), 42);
+/// let held = slot.lock(class);
+/// assert!(slot.is_locked());
 /// drop(held);
-/// assert!(slot.try_lock().is_some());
+/// assert!(slot.try_lock(class).is_some());
 /// ```
 pub struct PackedLock<T> {
     word: AtomicU32,
@@ -83,8 +195,8 @@ impl<T> PackedLock<T> {
         self.word.load(Ordering::Relaxed) & LOCKED != 0
     }
 
-    /// Tries to take the lock once.
-    pub fn try_lock(&self) -> Option<PackedGuard<'_, T>> {
+    /// Sets the lock bit once if it is clear; on success preemption stays disabled.
+    fn raw_try_lock(&self) -> Option<u32> {
         // SAFETY: FFI call without preconditions; balanced below or by the guard's drop.
         unsafe { bindings::preempt_disable() };
         let cur = self.word.load(Ordering::Relaxed);
@@ -94,23 +206,41 @@ impl<T> PackedLock<T> {
                 .compare_exchange(cur, cur | LOCKED, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         {
-            // INVARIANT: this thread set the lock bit.
-            return Some(PackedGuard {
-                lock: self,
-                bits: cur,
-                _not_send: PhantomData,
-            });
+            return Some(cur);
         }
         // SAFETY: balances the `preempt_disable()` above.
         unsafe { bindings::preempt_enable() };
         None
     }
 
-    /// Takes the lock, spinning (with preemption enabled) while someone else holds it.
-    pub fn lock(&self) -> PackedGuard<'_, T> {
+    /// Tries to take the lock once; `class` is the lockdep class of the lock's table.
+    pub fn try_lock(&self, class: &'static PackedLockClass) -> Option<PackedGuard<'_, T>> {
+        let bits = self.raw_try_lock()?;
+        class.acquire(true);
+        // INVARIANT: this thread set the lock bit, and told lockdep.
+        Some(PackedGuard {
+            lock: self,
+            class,
+            bits,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Takes the lock, spinning (with preemption enabled) while someone else holds it; `class` is
+    /// the lockdep class of the lock's table.
+    ///
+    /// Lockdep is told before spinning, so a deadlock is reported rather than hung in.
+    pub fn lock(&self, class: &'static PackedLockClass) -> PackedGuard<'_, T> {
+        class.acquire(false);
         loop {
-            if let Some(g) = self.try_lock() {
-                return g;
+            if let Some(bits) = self.raw_try_lock() {
+                // INVARIANT: this thread set the lock bit, and told lockdep.
+                return PackedGuard {
+                    lock: self,
+                    class,
+                    bits,
+                    _not_send: PhantomData,
+                };
             }
             while self.is_locked() {
                 core::hint::spin_loop();
@@ -127,13 +257,17 @@ impl<T> PackedLock<T> {
 /// Proof that a [`PackedLock`] is held; gives access to the data and the caller's bits.
 ///
 /// The bits set with [`set_bits`](Self::set_bits) are published when the guard is dropped. The
-/// guard is `!Send`: preemption is disabled on the CPU that took the lock.
+/// guard is `!Send`: preemption is disabled on the CPU that took the lock. It borrows its lock,
+/// so it cannot outlive it. Both are checked by `tests/compile_fail/fail_packed_guard_send.rs`
+/// and `tests/compile_fail/fail_packed_guard_outlives_lock.rs`.
 ///
 /// # Invariants
 ///
-/// This thread set the lock bit of `lock.word` and has preemption disabled.
+/// This thread set the lock bit of `lock.word`, has preemption disabled, and told lockdep it
+/// holds a lock of `class`.
 pub struct PackedGuard<'a, T> {
     lock: &'a PackedLock<T>,
+    class: &'static PackedLockClass,
     bits: u32,
     _not_send: PhantomData<*mut ()>,
 }
@@ -168,6 +302,7 @@ impl<T> DerefMut for PackedGuard<'_, T> {
 
 impl<T> Drop for PackedGuard<'_, T> {
     fn drop(&mut self) {
+        self.class.release();
         // Clears the lock bit and publishes the bits and the data to the next holder.
         self.lock.word.store(self.bits, Ordering::Release);
         // SAFETY: balances the `preempt_disable()` of `try_lock()`.
