@@ -12,6 +12,24 @@ use crate::{
 };
 use core::fmt;
 
+/// Returns the address of the lockdep key sysfs gives the active reference of `attr`, a static
+/// attribute whose `key` is null (so sysfs uses its `skey`), or 0 without
+/// `CONFIG_DEBUG_LOCK_ALLOC`.
+///
+/// # Safety
+///
+/// `attr` must point to an `attribute`.
+#[allow(unused_variables)]
+pub(crate) unsafe fn attribute_lock_class_key(attr: *mut bindings::attribute) -> usize {
+    #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+    {
+        // SAFETY: by the caller `attr` points to an attribute; only a field's address is taken.
+        unsafe { core::ptr::addr_of!((*attr).skey) as usize }
+    }
+    #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+    0
+}
+
 /// Returns the NULL-terminated array of attribute pointers an `attribute_group` points to.
 ///
 /// The pointers must stay valid for as long as the group is registered.

@@ -388,13 +388,8 @@ impl<T: Operations> Attribute<T> {
     /// Returns the address of the lockdep key sysfs gives this attribute's active reference, or
     /// 0 without `CONFIG_DEBUG_LOCK_ALLOC`. Distinct attributes have distinct keys.
     pub fn lock_class_key(&self) -> usize {
-        #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-        {
-            // SAFETY: only the field's address is taken. `key` is null, so sysfs uses `skey`.
-            unsafe { core::ptr::addr_of!((*self.raw()).skey) as usize }
-        }
-        #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
-        0
+        // SAFETY: `raw` points to the attribute inside `self`.
+        unsafe { crate::sysfs::attribute_lock_class_key(self.raw()) }
     }
 }
 
