@@ -26,11 +26,6 @@ unsigned int rust_helper_disk_openers(struct gendisk *disk)
 	return disk_openers(disk);
 }
 
-sector_t rust_helper_get_capacity(struct gendisk *disk)
-{
-	return get_capacity(disk);
-}
-
 void rust_helper_memcpy_from_page(char *to, struct page *page, size_t offset,
 				  size_t len)
 {

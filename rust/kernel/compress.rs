@@ -212,11 +212,11 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
 ///
 /// # Invariants
 ///
-/// `cctx` and `dctx` were initialised in `cws` and `dws`, which they point into and which live as
-/// long as `self`.
+/// `cctx` and `dctx` were initialised in `_cws` and `_dws`, which they point into and which live
+/// as long as `self` (they are held only for that).
 pub struct Zstd {
-    cws: KVVec<u8>,
-    dws: KVVec<u8>,
+    _cws: KVVec<u8>,
+    _dws: KVVec<u8>,
     cctx: NonNull<bindings::zstd_cctx>,
     dctx: NonNull<bindings::zstd_dctx>,
     params: bindings::zstd_parameters,
@@ -251,8 +251,8 @@ impl Compressor for Zstd {
         Ok(Zstd {
             cctx: NonNull::new(cctx).ok_or(ENOMEM)?,
             dctx: NonNull::new(dctx).ok_or(ENOMEM)?,
-            cws,
-            dws,
+            _cws: cws,
+            _dws: dws,
             params,
         })
     }
@@ -292,13 +292,6 @@ impl Compressor for Zstd {
             return Err(EINVAL);
         }
         Ok(ret)
-    }
-}
-
-impl Zstd {
-    /// The sizes of the two workspaces, in bytes.
-    pub fn workspace_bytes(&self) -> usize {
-        self.cws.len() + self.dws.len()
     }
 }
 

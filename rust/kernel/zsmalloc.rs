@@ -1047,11 +1047,6 @@ impl<T: DeferredFree> Deferred<T> {
         &self.owner
     }
 
-    /// Returns the pool the queue is registered on.
-    pub fn pool(&self) -> &Arc<Pool> {
-        &self.pool
-    }
-
     /// Queues `item` for the drain.
     ///
     /// Returns [`Pushed::Queued`] if the item was queued, and [`Pushed::Drained`] if the queue

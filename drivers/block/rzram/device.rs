@@ -3,7 +3,7 @@
 //! One rzram device: its state, its block operations and its sysfs attributes.
 
 use crate::{
-    io::Meta,
+    io::Storage,
     parse::{algorithm_name, kstrtou16, kstrtoul, memparse},
 };
 use core::{
@@ -35,7 +35,7 @@ pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
 pub(crate) struct Rzram {
     /// The memory of the initialised device; `None` until `disksize` is written.
     #[pin]
-    meta: SpinLock<Option<Arc<Meta>>>,
+    storage: SpinLock<Option<Arc<Storage>>>,
     /// Serialises configuration (`disksize`, `reset`, `comp_algorithm`, `mem_limit`); holds the
     /// algorithm the next `disksize` will use.
     #[pin]
@@ -54,7 +54,7 @@ impl Rzram {
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Rzram {
-                meta <- new_spinlock!(None, "rzram::meta"),
+                storage <- new_spinlock!(None, "rzram::storage"),
                 config <- new_mutex!(DEFAULT_ALGORITHM, "rzram::config"),
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicBool::new(false),
@@ -63,8 +63,8 @@ impl Rzram {
         )
     }
 
-    fn meta(&self) -> Option<Arc<Meta>> {
-        self.meta.lock().clone()
+    fn storage(&self) -> Option<Arc<Storage>> {
+        self.storage.lock().clone()
     }
 
     /// Claims the device for a reset or a removal: fails with `EBUSY` if it is open or already
@@ -86,12 +86,12 @@ impl Rzram {
     /// the device.
     pub(crate) fn reset(&self, disk: &Disk) {
         let mut alg = self.config.lock();
-        let meta = self.meta.lock().take();
+        let storage = self.storage.lock().take();
         // No I/O holds a reference: the device is claimed, not open, and synced. A sysfs `show`
         // running now may still hold one (it clones the `Arc` to read the statistics); then the
         // memory goes when that `show` returns, and its drop flushes the deferred frees and
         // frees the pool there, in process context.
-        drop(meta);
+        drop(storage);
         *alg = DEFAULT_ALGORITHM;
         self.limit_pages.store(0, Ordering::Relaxed);
         disk.set_capacity(0);
@@ -121,10 +121,10 @@ impl Rzram {
 
     /// Reads the bio's data, page by page, through a private page: the bio's memory is reached
     /// only by copies, since others may use it meanwhile (an `O_DIRECT` buffer).
-    fn read(meta: &Meta, data: &mut Data<'_, dir::Read>) -> Result {
+    fn read(storage: &Storage, data: &mut Data<'_, dir::Read>) -> Result {
         let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
         Self::for_each_page(data, |seg, done, index, part| {
-            meta.read_page(index, &mut page)?;
+            storage.read_page(index, &mut page)?;
             seg.copy_from_slice(done, &page[part])
         })
     }
@@ -133,25 +133,25 @@ impl Rzram {
     /// checked for being same-filled) is a copy that nobody else can change, since others may
     /// write the bio's memory meanwhile (`O_DIRECT` buffers are not covered by stable writes).
     /// Partial pages are read, modified and written back.
-    fn write(&self, meta: &Meta, data: &mut Data<'_, dir::Write>) -> Result {
+    fn write(&self, storage: &Storage, data: &mut Data<'_, dir::Write>) -> Result {
         let limit = self.limit_pages.load(Ordering::Relaxed);
         let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
         Self::for_each_page(data, |seg, done, index, part| {
             if part.len() < PAGE_SIZE {
-                meta.read_page(index, &mut page)?;
+                storage.read_page(index, &mut page)?;
             }
             seg.copy_to_slice(done, &mut page[part])?;
-            meta.write_page(index, &page, limit)
+            storage.write_page(index, &page, limit)
         })
     }
 
     /// Discard and write-zeroes: free the pages of the range, which is page-aligned (the
     /// logical block size is a page). Each page counts in `notify_free`, as in zram.
-    fn discard(&self, meta: &Meta, sector: u64, size: u32) {
+    fn discard(&self, storage: &Storage, sector: u64, size: u32) {
         let first = (sector / SECTORS_PER_PAGE) as usize;
         for index in first..first + size as usize / PAGE_SIZE {
-            meta.free_page(index);
-            meta.table.stats.notify_free.inc();
+            storage.free_page(index);
+            storage.table.stats.notify_free.inc();
         }
     }
 }
@@ -159,28 +159,27 @@ impl Rzram {
 #[vtable]
 impl Operations for Rzram {
     fn submit_bio(&self, mut bio: Bio) {
-        let Some(meta) = self.meta() else {
+        let Some(storage) = self.storage() else {
             bio.end(Err(EIO));
             return;
         };
         let (sector, size) = (bio.sector(), bio.size());
         let end = sector + u64::from(size) / 512;
         let misaligned = sector % SECTORS_PER_PAGE != 0 || size as usize % PAGE_SIZE != 0;
-        let stats = &meta.table.stats;
-        if end > meta.disksize / 512 || misaligned {
-            stats.invalid_io.inc();
+        let stats = &storage.table.stats;
+        if end > storage.disksize / 512 || misaligned {
             bio.end(Err(EIO));
             return;
         }
         let r = match bio.op() {
             Op::Read(mut data) => {
-                Self::read(&meta, &mut data).inspect_err(|_| stats.failed_reads.inc())
+                Self::read(&storage, &mut data).inspect_err(|_| stats.failed_reads.inc())
             }
             Op::Write(mut data) => self
-                .write(&meta, &mut data)
+                .write(&storage, &mut data)
                 .inspect_err(|_| stats.failed_writes.inc()),
             Op::Discard | Op::WriteZeroes => {
-                self.discard(&meta, sector, size);
+                self.discard(&storage, sector, size);
                 Ok(())
             }
             Op::Flush => Ok(()),
@@ -200,13 +199,13 @@ impl Operations for Rzram {
     fn swap_slot_free_notify(&self, slot: usize) {
         // Under the spinlock the device cannot be reset, and no reference is dropped in this
         // atomic context.
-        let guard = self.meta.lock();
-        let Some(meta) = guard.as_ref() else {
+        let guard = self.storage.lock();
+        let Some(storage) = guard.as_ref() else {
             return;
         };
-        meta.table.stats.notify_free.inc();
-        if !meta.notify_free(slot) {
-            meta.table.stats.miss_free.inc();
+        storage.table.stats.notify_free.inc();
+        if !storage.notify_free(slot) {
+            storage.table.stats.miss_free.inc();
         }
     }
 }
@@ -214,7 +213,7 @@ impl Operations for Rzram {
 // The sysfs attributes, with zram's names, modes, formats and errors.
 
 fn disksize_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let size = rz.meta().map_or(0, |m| m.disksize);
+    let size = rz.storage().map_or(0, |m| m.disksize);
     emit(buf, format_args!("{size}\n"))
 }
 
@@ -224,21 +223,21 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
         return Err(EINVAL);
     }
     let alg = rz.config.lock();
-    if rz.meta.lock().is_some() {
+    if rz.storage.lock().is_some() {
         pr_info!("Cannot change disksize for initialized device\n");
         return Err(EBUSY);
     }
     let size = size
         .checked_next_multiple_of(PAGE_SIZE as u64)
         .ok_or(ENOMEM)?;
-    let meta = Meta::new(d.name(), size, *alg)?;
-    *rz.meta.lock() = Some(meta);
+    let storage = Storage::new(d.name(), size, *alg)?;
+    *rz.storage.lock() = Some(storage);
     d.set_capacity(size / 512);
     Ok(())
 }
 
 fn initstate_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    emit(buf, format_args!("{}\n", u32::from(rz.meta().is_some())))
+    emit(buf, format_args!("{}\n", u32::from(rz.storage().is_some())))
 }
 
 fn reset_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
@@ -252,7 +251,7 @@ fn reset_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
 }
 
 fn comp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let cur = match rz.meta() {
+    let cur = match rz.storage() {
         Some(m) => m.alg,
         None => *rz.config.lock(),
     };
@@ -273,7 +272,7 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         .and_then(Algorithm::from_name)
         .ok_or(EINVAL)?;
     let mut cfg = rz.config.lock();
-    if rz.meta.lock().is_some() {
+    if rz.storage.lock().is_some() {
         pr_info!("Can't change algorithm for initialized device\n");
         return Err(EBUSY);
     }
@@ -284,7 +283,7 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let shift = PAGE_SIZE.trailing_zeros();
     let limit = rz.limit_pages.load(Ordering::Relaxed) << shift;
-    let Some(m) = rz.meta() else {
+    let Some(m) = rz.storage() else {
         return emit(
             buf,
             format_args!(
@@ -313,7 +312,7 @@ fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 }
 
 fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let (r, w, n) = rz.meta().map_or((0, 0, 0), |m| {
+    let (r, w, n) = rz.storage().map_or((0, 0, 0), |m| {
         let s = &m.table.stats;
         (
             s.failed_reads.get(),
@@ -325,7 +324,7 @@ fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 }
 
 fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let (stall, miss) = rz.meta().map_or((0, 0), |m| {
+    let (stall, miss) = rz.storage().map_or((0, 0), |m| {
         let s = &m.table.stats;
         (s.writestall.get(), s.miss_free.get())
     });
@@ -334,7 +333,7 @@ fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 
 fn compact_store(rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
     let _cfg = rz.config.lock();
-    let m = rz.meta().ok_or(EINVAL)?;
+    let m = rz.storage().ok_or(EINVAL)?;
     m.table.pool.compact();
     Ok(())
 }
@@ -356,7 +355,7 @@ fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         _ => return Err(EINVAL),
     }
     let _cfg = rz.config.lock();
-    if let Some(m) = rz.meta() {
+    if let Some(m) = rz.storage() {
         m.table
             .stats
             .max_used_pages

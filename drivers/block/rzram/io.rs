@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The I/O path: pages into and out of the slot table of an initialised device.
+//!
+//! # Lock order
+//!
+//! A slot's lock (lockdep class `zsmalloc_table`), then this CPU's compression stream (a
+//! `PerCpu` spinlock), then zsmalloc's mapping of an object (its per-CPU area and the zspage's
+//! lock). A read takes all three, in that order. A write compresses and allocates with the
+//! stream and the mapping but without a slot lock, then takes the slot lock alone to swap the
+//! contents. The device's configuration mutex and its `storage` spinlock (`device.rs`) are
+//! never taken under any of these. Only one slot lock is held at a time.
 
-use crate::slots::{Freer, Table, Word, HUGE, PENDING, SAME};
+use crate::slots::{State, SwapFrees, Table};
 use kernel::{
     compress::{Algorithm, Stream},
     error::code::*,
@@ -24,9 +33,9 @@ struct Comp {
 ///
 /// Replaced as a whole by `disksize` and dropped by `reset`; I/O holds a reference for its
 /// duration, so a reset never frees memory that a bio is using.
-pub(crate) struct Meta {
+pub(crate) struct Storage {
     pub(crate) table: Arc<Table>,
-    pub(crate) deferred: Pin<KBox<Deferred<Freer>>>,
+    pub(crate) deferred: Pin<KBox<Deferred<SwapFrees>>>,
     streams: PerCpu<Comp>,
     pub(crate) alg: Algorithm,
     pub(crate) disksize: u64,
@@ -55,15 +64,15 @@ pub(crate) fn fill(dst: &mut [u8], w: usize) {
 }
 
 /// Where a compressed page goes.
-enum Placed<'a> {
+enum Compressed<'a> {
     /// Written to this object, of this many bytes; huge if stored uncompressed.
     Stored(Handle<'a>, usize, bool),
     /// No memory without sleeping: allocate this many bytes, then retry.
     NeedMemory(usize),
 }
 
-impl Meta {
-    pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Meta>> {
+impl Storage {
+    pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Storage>> {
         let pages = usize::try_from(disksize / PAGE_SIZE as u64).map_err(|_| ENOMEM)?;
         // Slot indices travel through the deferred-free queue as `u32`.
         if u32::try_from(pages).is_err() {
@@ -72,7 +81,7 @@ impl Meta {
         let pool = Arc::new(Pool::new(name)?, GFP_KERNEL)?;
         // Allocated with vmalloc(), quietly: its size comes from user space.
         let table = Arc::new(Table::new(pool.clone(), pages)?, GFP_KERNEL)?;
-        let deferred = Deferred::new(pool, Freer(table.clone()), 0)?;
+        let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
         let streams = PerCpu::new(|_| {
             Ok(Comp {
                 stream: Stream::new(alg)?,
@@ -80,7 +89,7 @@ impl Meta {
             })
         })?;
         Ok(Arc::new(
-            Meta {
+            Storage {
                 table,
                 deferred,
                 streams,
@@ -92,6 +101,10 @@ impl Meta {
     }
 
     /// Reads page `index` into `dst`, one page long.
+    ///
+    /// May race with writes, frees, swap notifications and deferred frees of the same page: the
+    /// slot lock orders them, and the read sees the contents before or after each, never an
+    /// object being freed.
     pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
         let t = &*self.table;
         let g = t.slots.lock(index).ok_or(EIO)?;
@@ -99,7 +112,7 @@ impl Meta {
             fill(dst, w);
             return Ok(());
         }
-        let size = Word(g.bits()).size();
+        let size = State::of(&g).size();
         if size == PAGE_SIZE {
             dst.copy_from_slice(&g.map_read(size)?);
             return Ok(());
@@ -118,7 +131,11 @@ impl Meta {
     }
 
     /// Compresses `src` into a new object; the object is `spare` if it is large enough.
-    fn place<'a>(&'a self, src: &[u8], spare: &mut Option<NewObject<'a>>) -> Result<Placed<'a>> {
+    fn compress<'a>(
+        &'a self,
+        src: &[u8],
+        spare: &mut Option<NewObject<'a>>,
+    ) -> Result<Compressed<'a>> {
         let pool: &'a Pool = &self.table.pool;
         let huge_size = pool.huge_class_size();
         self.streams.with(|c| {
@@ -136,17 +153,21 @@ impl Meta {
                     drop(other);
                     match pool.alloc(len, GFP_NOWAIT | __GFP_NOWARN) {
                         Ok(obj) => obj,
-                        Err(_) => return Ok(Placed::NeedMemory(len)),
+                        Err(_) => return Ok(Compressed::NeedMemory(len)),
                     }
                 }
             };
             // Bytes past `len` up to the object's capacity are zeroed.
-            Ok(Placed::Stored(obj.write(data)?, len, huge))
+            Ok(Compressed::Stored(obj.write(data)?, len, huge))
         })
     }
 
     /// Writes `src`, one page, to page `index`. With `limit_pages` not 0, fails with `ENOMEM`
     /// rather than let the pool grow beyond it.
+    ///
+    /// May race with reads, writes, frees and the deferred free of the same page: the last to take
+    /// the slot lock wins, and a write clears `PENDING`, so a deferred free queued before it
+    /// leaves the new contents alone.
     pub(crate) fn write_page(&self, index: usize, src: &[u8], limit_pages: u64) -> Result {
         let t = &*self.table;
         if index >= t.slots.len() {
@@ -156,7 +177,7 @@ impl Meta {
             let mut g = t.slots.lock(index).ok_or(EIO)?;
             t.clear(&mut g);
             g.replace(Contents::Word(w))?;
-            g.set_bits(SAME);
+            State::SAME.set(&mut g);
             t.stats.same_pages.inc();
             t.stats.pages_stored.inc();
             return Ok(());
@@ -164,9 +185,9 @@ impl Meta {
 
         let mut spare = None;
         let (h, len, huge) = loop {
-            match self.place(src, &mut spare)? {
-                Placed::Stored(h, len, huge) => break (h, len, huge),
-                Placed::NeedMemory(len) => {
+            match self.compress(src, &mut spare)? {
+                Compressed::Stored(h, len, huge) => break (h, len, huge),
+                Compressed::NeedMemory(len) => {
                     // The slow path may sleep, so it runs without the stream.
                     t.stats.writestall.inc();
                     spare = Some(t.pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
@@ -185,7 +206,7 @@ impl Meta {
         let mut g = t.slots.lock(index).ok_or(EIO)?;
         t.clear(&mut g);
         g.replace(Contents::Object(h))?;
-        g.set_bits(Word::new(len, if huge { HUGE } else { 0 }).0);
+        State::stored(len, huge).set(&mut g);
         t.stats.compr_data_size.add(len as u64);
         t.stats.pages_stored.inc();
         if huge {
@@ -205,6 +226,9 @@ impl Meta {
     /// Swap freed page `index`: a same-filled page is emptied at once; a stored one is marked and
     /// queued for the deferred free. Returns `false` if the slot was busy (being read or written)
     /// and nothing was done, as zram counts in `miss_free`.
+    ///
+    /// May race with a read or write of the same page (then the slot is busy, and it is left to
+    /// be overwritten, as in zram), and runs in atomic context under swap's lock.
     pub(crate) fn notify_free(&self, index: usize) -> bool {
         let t = &*self.table;
         let mut g = match t.slots.try_lock(index) {
@@ -216,13 +240,12 @@ impl Meta {
         if !g.has_object() {
             // A repeated word needs no zsmalloc call: freed here. Otherwise the slot was never
             // written, or is already free.
-            if Word(g.bits()).has(SAME) {
+            if State::of(&g).is_same() {
                 t.clear(&mut g);
             }
             return true;
         }
-        let w = Word(g.bits());
-        g.set_bits(w.0 | PENDING);
+        State::of(&g).pending().set(&mut g);
         // Unlocked before the push: the drain may run inline, and it takes slot locks.
         drop(g);
         // Queued, or freed at once if the queue is full. From interrupt context (never, for
@@ -305,79 +328,79 @@ mod tests {
             page(|i| if i < 100 { 0 } else { 7 })?, // nearly same-filled
         ];
         for alg in Algorithm::ALL {
-            let meta = Meta::new(c_str!("rzram_kunit"), 16 * PAGE_SIZE as u64, alg)?;
+            let storage = Storage::new(c_str!("rzram_kunit"), 16 * PAGE_SIZE as u64, alg)?;
             let mut out = page(|_| 0x55)?;
             // A never-written page reads as zeroes.
-            meta.read_page(5, &mut out)?;
+            storage.read_page(5, &mut out)?;
             kunit_expect!(out.iter().all(|&b| b == 0));
             for (i, p) in pages.iter().enumerate() {
-                meta.write_page(i, p, 0)?;
+                storage.write_page(i, p, 0)?;
             }
             for (i, p) in pages.iter().enumerate() {
-                meta.read_page(i, &mut out)?;
+                storage.read_page(i, &mut out)?;
                 kunit_expect!(out == *p);
             }
-            let s = &meta.table.stats;
+            let s = &storage.table.stats;
             kunit_expect_eq!(s.pages_stored.get(), 4);
             kunit_expect_eq!(s.same_pages.get(), 1);
             kunit_expect_eq!(s.huge_pages.get(), 1);
             // Overwrite and free: the accounting follows.
-            meta.write_page(0, &pages[2], 0)?;
+            storage.write_page(0, &pages[2], 0)?;
             kunit_expect_eq!(s.same_pages.get(), 2);
             for i in 0..4 {
-                meta.free_page(i);
+                storage.free_page(i);
             }
             kunit_expect_eq!(s.pages_stored.get(), 0);
             kunit_expect_eq!(s.compr_data_size.get(), 0);
-            kunit_expect_eq!(meta.table.pool.total_pages(), 0);
+            kunit_expect_eq!(storage.table.pool.total_pages(), 0);
         }
         Ok(())
     }
 
     #[test]
     fn notify_free_then_write() -> Result {
-        let meta = Meta::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
+        let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
         let a = page(|i| (i / 32) as u8)?;
         let b = page(|i| (i / 16) as u8)?;
-        meta.write_page(1, &a, 0)?;
-        kunit_expect!(meta.notify_free(1));
+        storage.write_page(1, &a, 0)?;
+        kunit_expect!(storage.notify_free(1));
         // A write after the notify and before the drain must survive the drain.
-        meta.write_page(1, &b, 0)?;
-        meta.deferred.flush();
+        storage.write_page(1, &b, 0)?;
+        storage.deferred.flush();
         let mut out = page(|_| 0)?;
-        meta.read_page(1, &mut out)?;
+        storage.read_page(1, &mut out)?;
         kunit_expect!(out == b);
         // Without a write the drain frees the slot.
-        kunit_expect!(meta.notify_free(1));
-        meta.deferred.flush();
-        kunit_expect_eq!(meta.table.stats.pages_stored.get(), 0);
-        meta.read_page(1, &mut out)?;
+        kunit_expect!(storage.notify_free(1));
+        storage.deferred.flush();
+        kunit_expect_eq!(storage.table.stats.pages_stored.get(), 0);
+        storage.read_page(1, &mut out)?;
         kunit_expect!(out.iter().all(|&b| b == 0));
         Ok(())
     }
 
     #[test]
     fn notify_free_same_busy_and_out_of_range() -> Result {
-        let meta = Meta::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
-        let s = &meta.table.stats;
+        let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
+        let s = &storage.table.stats;
         // A same-filled page is freed at once, without the queue.
-        meta.write_page(2, &page(|_| 0x11)?, 0)?;
+        storage.write_page(2, &page(|_| 0x11)?, 0)?;
         kunit_expect_eq!(s.same_pages.get(), 1);
-        kunit_expect!(meta.notify_free(2));
+        kunit_expect!(storage.notify_free(2));
         kunit_expect_eq!(s.same_pages.get(), 0);
         kunit_expect_eq!(s.pages_stored.get(), 0);
-        kunit_expect_eq!(meta.deferred.stats().pushed, 0);
+        kunit_expect_eq!(storage.deferred.stats().pushed, 0);
         let mut out = page(|_| 0x55)?;
-        meta.read_page(2, &mut out)?;
+        storage.read_page(2, &mut out)?;
         kunit_expect!(out.iter().all(|&b| b == 0));
         // A busy slot is left alone and reported; an index past the end has nothing to free.
-        meta.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
+        storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
         {
-            let _held = meta.table.slots.lock(3);
-            kunit_expect!(!meta.notify_free(3));
+            let _held = storage.table.slots.lock(3);
+            kunit_expect!(!storage.notify_free(3));
         }
         kunit_expect_eq!(s.pages_stored.get(), 1);
-        kunit_expect!(meta.notify_free(8));
+        kunit_expect!(storage.notify_free(8));
         Ok(())
     }
 }

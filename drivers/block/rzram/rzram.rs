@@ -184,7 +184,7 @@ impl kernel::Module for RzramModule {
         }
         #[cfg(CONFIG_PROVE_LOCKING)]
         if LOCKDEP_SELFTEST.get() {
-            io::Meta::new(
+            io::Storage::new(
                 c_str!("rzram_lockdep"),
                 16 * PAGE_SIZE as u64,
                 device::DEFAULT_ALGORITHM,

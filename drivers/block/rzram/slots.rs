@@ -12,7 +12,7 @@
 //! ```
 //!
 //! - `LOCK` and `OBJECT` belong to the table: the lock, and whether the slot holds an object or a
-//!   word. The 30 bits below are rzram's.
+//!   word. The 30 bits below are rzram's, read and written only as a typed [`State`].
 //! - `SAME`: the page is one machine word repeated; the slot holds the word, no memory is used.
 //!   A slot never written has no flags and the word 0, so it reads as zeroes too.
 //! - `HUGE`: the page did not compress below zsmalloc's huge class size and is stored raw.
@@ -29,15 +29,16 @@ use kernel::{
 };
 
 /// Compressed size, in bytes.
-pub(crate) const SIZE_MASK: u32 = (1 << 17) - 1;
+const SIZE_MASK: u32 = (1 << 17) - 1;
 /// The page is a repeated word, held in the slot.
-pub(crate) const SAME: u32 = 1 << 17;
+const SAME: u32 = 1 << 17;
 /// The page is stored uncompressed.
-pub(crate) const HUGE: u32 = 1 << 18;
+const HUGE: u32 = 1 << 18;
 /// Swap freed the slot; its index is queued for the deferred free.
-pub(crate) const PENDING: u32 = 1 << 19;
+const PENDING: u32 = 1 << 19;
 
 kernel::static_assert!(PENDING <= zsmalloc::Table::MAX_BITS);
+kernel::static_assert!(kernel::page::PAGE_SIZE as u32 <= SIZE_MASK);
 
 /// One page of the disk, as stored.
 pub(crate) type Slot = zsmalloc::Slot;
@@ -45,22 +46,59 @@ pub(crate) type Slot = zsmalloc::Slot;
 #[cfg(CONFIG_64BIT)]
 kernel::static_assert!(core::mem::size_of::<Slot>() == 16);
 
-/// What a slot's lock word says about its contents.
+/// What a slot holds, as its lock word says: nothing, a repeated word, or a stored object (with
+/// its size, and whether it is stored uncompressed); and whether swap freed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Word(pub(crate) u32);
+pub(crate) struct State(u32);
 
-impl Word {
+impl State {
+    /// Never written, or emptied.
+    pub(crate) const EMPTY: State = State(0);
+    /// A page that repeats one word, which the slot holds.
+    pub(crate) const SAME: State = State(SAME);
+
+    /// A page stored as an object of `size` bytes (at most a page), uncompressed if `huge`.
+    pub(crate) fn stored(size: usize, huge: bool) -> State {
+        let size = size.min(SIZE_MASK as usize) as u32;
+        State(size | if huge { HUGE } else { 0 })
+    }
+
+    /// The same contents, freed by swap and queued for the deferred free.
+    pub(crate) fn pending(self) -> State {
+        State(self.0 | PENDING)
+    }
+
+    /// Returns the size of the stored object; 0 for an empty or same-filled slot.
     pub(crate) fn size(self) -> usize {
         (self.0 & SIZE_MASK) as usize
     }
 
-    pub(crate) fn has(self, flag: u32) -> bool {
-        self.0 & flag != 0
+    pub(crate) fn is_same(self) -> bool {
+        self.0 & SAME != 0
     }
 
-    /// The word for contents of `size` bytes with `flags`.
-    pub(crate) fn new(size: usize, flags: u32) -> Word {
-        Word((size as u32 & SIZE_MASK) | (flags & !SIZE_MASK))
+    pub(crate) fn is_huge(self) -> bool {
+        self.0 & HUGE != 0
+    }
+
+    pub(crate) fn is_pending(self) -> bool {
+        self.0 & PENDING != 0
+    }
+
+    /// The state a locked slot's bits hold.
+    pub(crate) fn of(g: &SlotGuard<'_>) -> State {
+        State(g.bits())
+    }
+
+    /// Stores the state in a locked slot's bits; published when the slot is unlocked.
+    pub(crate) fn set(self, g: &mut SlotGuard<'_>) {
+        g.set_bits(self.0);
+    }
+
+    /// A snapshot of slot `index`'s state, which its lock holder may change at any time.
+    #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
+    pub(crate) fn snapshot(slots: &zsmalloc::Table, index: usize) -> Option<State> {
+        slots.bits(index).map(State)
     }
 }
 
@@ -86,9 +124,9 @@ impl Table {
     /// Empties a locked slot and returns its object, if any, for the caller to free (by dropping
     /// it); updates the statistics and clears the flags and the size.
     pub(crate) fn take<'t>(&self, g: &mut SlotGuard<'t>) -> Option<Handle<'t>> {
-        let w = Word(g.bits());
-        g.set_bits(0);
-        if w.has(SAME) {
+        let w = State::of(g);
+        State::EMPTY.set(g);
+        if w.is_same() {
             self.stats.same_pages.dec();
             self.stats.pages_stored.dec();
         }
@@ -96,7 +134,7 @@ impl Table {
         if h.is_some() {
             self.stats.compr_data_size.sub(w.size() as u64);
             self.stats.pages_stored.dec();
-            if w.has(HUGE) {
+            if w.is_huge() {
                 self.stats.huge_pages.dec();
             }
         }
@@ -110,9 +148,13 @@ impl Table {
 }
 
 /// Frees the slots whose indices swap queued in `swap_slot_free_notify`.
-pub(crate) struct Freer(pub(crate) Arc<Table>);
+///
+/// Its drain may race with reads and writes of the same slots, and with itself (the worker and a
+/// full queue's inline drain): each slot is emptied under its lock, and only if it is still
+/// `PENDING`, that is, not written since the notify.
+pub(crate) struct SwapFrees(pub(crate) Arc<Table>);
 
-impl DeferredFree for Freer {
+impl DeferredFree for SwapFrees {
     type Item = u32;
 
     fn drain(&self, items: &[u32]) {
@@ -122,7 +164,7 @@ impl DeferredFree for Freer {
         let taken = items.iter().filter_map(|&i| {
             let mut g = t.slots.lock(i as usize)?;
             // A write since the notify replaced the contents and cleared the flag.
-            if Word(g.bits()).has(PENDING) {
+            if State::of(&g).is_pending() {
                 t.take(&mut g)
             } else {
                 None
@@ -148,30 +190,35 @@ mod tests {
         #[cfg(CONFIG_64BIT)]
         kunit_expect_eq!(core::mem::size_of::<Slot>(), 16);
         for size in [0, 1, 100, 4095, 4096, 65536] {
-            for flags in [0, SAME, HUGE, PENDING, HUGE | PENDING] {
-                let w = Word::new(size, flags);
-                kunit_expect_eq!(w.size(), size);
-                kunit_expect_eq!(w.has(SAME), flags & SAME != 0);
-                kunit_expect_eq!(w.has(HUGE), flags & HUGE != 0);
-                kunit_expect_eq!(w.has(PENDING), flags & PENDING != 0);
+            for huge in [false, true] {
+                let st = State::stored(size, huge);
+                kunit_expect_eq!(st.size(), size);
+                kunit_expect_eq!(st.is_huge(), huge);
+                kunit_expect!(!st.is_same() && !st.is_pending());
+                let p = st.pending();
+                kunit_expect!(p.is_pending());
+                kunit_expect_eq!((p.size(), p.is_huge()), (size, huge));
             }
         }
-        // The flags survive locking, and the table's own bits never show.
+        kunit_expect!(State::SAME.is_same() && State::SAME.pending().is_same());
+        kunit_expect_eq!(State::SAME.size(), 0);
+        kunit_expect!(State::EMPTY != State::SAME);
+        // The state survives locking, and the table's own bits never show.
         let t = Table::new(pool(c_str!("rzram_kunit_pack"))?, 1)?;
         {
             let mut g = t.slots.lock(0).ok_or(EINVAL)?;
             g.replace(Contents::Word(9))?;
-            g.set_bits(Word::new(300, HUGE).0);
+            State::stored(300, true).set(&mut g);
         }
-        kunit_expect_eq!(t.slots.bits(0).map(Word), Some(Word::new(300, HUGE)));
+        kunit_expect_eq!(State::snapshot(&t.slots, 0), Some(State::stored(300, true)));
         {
             let mut g = t.slots.lock(0).ok_or(EINVAL)?;
-            kunit_expect_eq!(Word(g.bits()), Word::new(300, HUGE));
+            kunit_expect_eq!(State::of(&g), State::stored(300, true));
             kunit_expect_eq!(t.slots.try_lock(0).err(), Some(EBUSY));
-            g.set_bits(Word::new(12, SAME).0);
+            State::SAME.set(&mut g);
         }
         kunit_expect!(t.slots.try_lock(0).is_ok());
-        kunit_expect_eq!(t.slots.bits(0).map(Word), Some(Word::new(12, SAME)));
+        kunit_expect_eq!(State::snapshot(&t.slots, 0), Some(State::SAME));
         kunit_expect_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(9));
         Ok(())
     }
@@ -179,6 +226,8 @@ mod tests {
     #[test]
     fn lock_stress() -> Result {
         const ROUNDS: usize = 200_000;
+        // The caller bits as a second counter, published by each unlock.
+        const COUNTER_MASK: u32 = (1 << 17) - 1;
         // A non-atomic counter in the slot's word, incremented under the lock from two workers
         // and this thread: any lost update shows.
         let t = Arc::new(
@@ -191,7 +240,7 @@ mod tests {
                 let v = g.word().unwrap_or(0);
                 let _ = g.replace(Contents::Word(v + 1));
                 let b = g.bits();
-                g.set_bits((b + 1) & SIZE_MASK);
+                g.set_bits((b + 1) & COUNTER_MASK);
             }
         };
         for _ in 0..2 {
@@ -212,7 +261,7 @@ mod tests {
         kunit_expect_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(3 * ROUNDS));
         kunit_expect_eq!(
             t.slots.bits(0).map(|b| b as usize),
-            Some((3 * ROUNDS) & SIZE_MASK as usize)
+            Some((3 * ROUNDS) & COUNTER_MASK as usize)
         );
         Ok(())
     }
@@ -226,12 +275,14 @@ mod tests {
             let h = pool.alloc(100, GFP_KERNEL)?.write(&[1; 100])?;
             let mut g = table.slots.lock(i).ok_or(EINVAL)?;
             g.replace(Contents::Object(h))?;
-            g.set_bits(Word::new(100, if i == 1 { 0 } else { PENDING }).0);
+            let st = State::stored(100, false);
+            let st = if i == 1 { st } else { st.pending() };
+            st.set(&mut g);
             table.stats.pages_stored.inc();
             table.stats.compr_data_size.add(100);
         }
         // Slot 1 was rewritten after its notify (no PENDING): the drain must leave it.
-        Freer(table.clone()).drain(&[0, 1, 2, 3, 9999]);
+        SwapFrees(table.clone()).drain(&[0, 1, 2, 3, 9999]);
         kunit_expect!(!table.slots.lock(0).ok_or(EINVAL)?.has_object());
         kunit_expect!(table.slots.lock(1).ok_or(EINVAL)?.has_object());
         kunit_expect_eq!(table.stats.pages_stored.get(), 1);

@@ -56,9 +56,7 @@ pub(crate) struct Stats {
     pub(crate) max_used_pages: Counter,
     pub(crate) failed_reads: Counter,
     pub(crate) failed_writes: Counter,
-    /// Reads and writes out of range or misaligned.
-    pub(crate) invalid_io: Counter,
-    /// Calls of `swap_slot_free_notify`.
+    /// Calls of `swap_slot_free_notify`, and pages freed by discards and write-zeroes.
     pub(crate) notify_free: Counter,
     /// Notifications that found the slot locked and freed nothing.
     pub(crate) miss_free: Counter,

@@ -771,12 +771,6 @@ impl Disk {
         unsafe { CStr::from_char_ptr((*self.raw()).disk_name.as_ptr()) }
     }
 
-    /// Returns the capacity in sectors.
-    pub fn capacity(&self) -> u64 {
-        // SAFETY: the disk is valid.
-        unsafe { bindings::get_capacity(self.raw()) }
-    }
-
     /// Sets the capacity in sectors and tells user space that it changed.
     ///
     /// Context: process context; may sleep (the uevent allocates).

@@ -14,7 +14,9 @@
 //! locks wants reported. The class is a spinning lock for lockdep's wait-context checks: a
 //! sleeping lock taken under it is reported. Without lockdep the class is empty.
 
-use crate::{bindings, str::CStr, sync::LockClassKey, types::Opaque};
+#[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+use crate::types::Opaque;
+use crate::{bindings, str::CStr, sync::LockClassKey};
 use core::{
     cell::UnsafeCell,
     marker::PhantomData,
