@@ -272,10 +272,10 @@ impl Pool {
         if raw.is_empty() {
             return;
         }
-        // SAFETY: the pool is valid; each entry is a live handle of it, taken with
-        // `Handle::into_raw` from a handle of this pool (checked by address: the handle borrows
-        // its pool, so the pool is alive and no other live pool has its address), so each is
-        // freed exactly once. zs_free_bulk() only sorts and frees the array's entries.
+        // Each entry was taken with `Handle::into_raw` from a handle of this pool (checked by
+        // address: a handle borrows its pool, so no other live pool has that address).
+        // SAFETY: the pool is valid and each entry a live handle of it, freed exactly once here;
+        // zs_free_bulk() only sorts and frees the array's entries.
         unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) };
         self.live.fetch_sub(raw.len(), Ordering::Relaxed);
     }
@@ -968,10 +968,10 @@ unsafe extern "C" fn drain_callback<T: DeferredFree>(
 ) {
     // SAFETY: `owner` is the pinned owner of a live `Deferred<T>`, which outlives its C queue.
     let owner = unsafe { &*owner.cast::<T>() };
-    // SAFETY: the queue stores items of `size_of::<T::Item>()` bytes at that stride from a
-    // page-aligned address, so they are aligned `T::Item`s; each was copied whole from a valid
-    // `T::Item` by `push`, which never runs from interrupt context, so no push is interrupted by
-    // another on the same CPU and every element handed out was completely written.
+    // The queue stores items of `size_of::<T::Item>()` bytes at that stride from a page-aligned
+    // address; `push` never runs from interrupt context, so no push interrupts another.
+    // SAFETY: so `elems` holds `nr` aligned `T::Item`s, each copied whole from a valid `T::Item`
+    // by `push`.
     let items = unsafe { core::slice::from_raw_parts(elems.cast::<T::Item>(), nr as usize) };
     owner.drain(items);
 }
