@@ -13,7 +13,7 @@ SUPPORTED_ARCHES := arm64 x86_64
 S := scripts
 
 .PHONY: all help deps tree kernel image boot guest-test run test kunit check \
-	zsmalloc32 bench profile clean distclean check-arch
+	zsmalloc32 bench profile series series-check clean distclean check-arch
 
 all: help
 
@@ -30,6 +30,9 @@ help:
 	@echo "make zsmalloc32           32-bit (ARCH=arm) compile of mm/zsmalloc.o"
 	@echo "make bench                benchmarks against stock zram"
 	@echo "make profile              ftrace function profile of munmap of swapped-out memory"
+	@echo "make series               export git format-patch sub-series with cover letters to build/series"
+	@echo "make series-check         apply build/series patch by patch: build, checkpatch, kernel-doc"
+	@echo "                          (SERIES_CHECK_NOBUILD=1: no builds)"
 
 check-arch:
 	@case " $(SUPPORTED_ARCHES) " in *" $(ARCH) "*) ;; \
@@ -59,6 +62,7 @@ test:
 	@bash $(S)/test.sh
 
 kunit: tree
+	@bash $(S)/kernel.sh arm64 test
 	@bash $(S)/kunit.sh $(SUITE)
 
 check: tree
@@ -73,8 +77,15 @@ bench: tree
 profile: tree
 	@bash $(S)/profile.sh
 
+series: deps
+	@bash $(S)/series.sh
+
+series-check: series
+	@bash $(S)/series-check.sh
+
 clean:
-	rm -rf build/arm64 build/x86_64 build/arm build/kunit build/guest/*/root build/logs
+	rm -rf build/arm64 build/x86_64 build/arm build/kunit build/guest/*/root build/logs \
+		build/series-check/arm64
 
 distclean:
 	rm -rf build

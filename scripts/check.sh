@@ -22,10 +22,9 @@ rec() {
 
 checkpatch() {
 	# The assembled tree has checkpatch's data files (spelling, const structs).
-	# The tree has no upstream history, so the commit ids that Fixes: tags
-	# and commit references cite cannot be looked up: UNKNOWN_COMMIT_ID.
+	# The ignore list (lib.sh) is shared with series-check.sh.
 	(cd "$SRC" && perl scripts/checkpatch.pl --strict --quiet --no-summary \
-		--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$@")
+		--ignore "$CHECKPATCH_IGNORE" "$@")
 }
 
 if [ -f "$TOP/patches/series" ]; then

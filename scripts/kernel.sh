@@ -3,8 +3,12 @@
 # Configure and build a kernel out of tree.
 #
 # Usage: kernel.sh ARCH [VARIANT]
-#   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug
-#           bench our tree, base + qemu-ARCH + rzram (no debug options)
+#   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug; on
+#                 arm64 also the KUnit suites (kunit.kunitconfig), which
+#                 kunit.py runs from this build (scripts/kunit.sh) and the
+#                 in-guest boots leave off (kunit.enable=0)
+#           bench our tree, base + qemu-ARCH + rzram + bench (no debug
+#                 options; the binding benchmark rust_zsmalloc_bench)
 #           trace bench plus the ftrace function profiler (make profile)
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
 #           p3    pristine + the series up to its third zsmalloc patch (the
@@ -34,9 +38,12 @@ test)
 	frags+=("$FRAG/rzram.config" "$FRAG/debug.config")
 	# x86_64 tests rzram alone, in compat mode (zram names), without the C zram.
 	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config")
+	# One arm64 build serves the guest tests and kunit.py: the suites are built
+	# in and run only when kunit.py boots the kernel.
+	[ "$arch" = arm64 ] && frags+=("$FRAG/kunit.kunitconfig")
 	out=$BUILD/$arch
 	;;
-bench) frags+=("$FRAG/rzram.config"); out=$BUILD/$arch-bench ;;
+bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-bench ;;
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
 stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
 p3) out=$BUILD/$arch-p3; SRC=$BUILD/linux-p3 ;;

@@ -94,6 +94,26 @@ kmake() {
 	make -s -C "$SRC" O="$out" ARCH="$(karch "$arch")" -j"$JOBS" "${vars[@]}" "$@"
 }
 
+# Top-level directories of the overlay: our new files at their kernel paths,
+# which tree.sh copies over the patched tree and series.sh folds into the
+# patches that patches/new-files names.
+OVERLAY_DIRS="Documentation drivers include lib mm rust samples"
+
+# overlay_files DIR: the overlay's files under DIR, relative to it, sorted.
+overlay_files() {
+	local d
+	for d in $OVERLAY_DIRS; do
+		[ -d "$1/$d" ] || continue
+		(cd "$1" && find "$d" -type f ! -name '*~' ! -name '.*.swp')
+	done | sort
+}
+
+# checkpatch.pl's --ignore list for every gate that runs it (check.sh,
+# series-check.sh). The tree has no upstream history, so the commit ids that
+# Fixes: tags and commit references cite cannot be looked up:
+# UNKNOWN_COMMIT_ID.
+CHECKPATCH_IGNORE=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
+
 # Hash of a list of files' names and contents (missing files hash as absent).
 hash_files() {
 	local f
@@ -101,4 +121,20 @@ hash_files() {
 		echo "== $f"
 		if [ -f "$f" ]; then cat "$f"; fi
 	done | sha256sum | cut -d' ' -f1
+}
+
+# pristine_extract TARBALL DEST: extract a kernel tarball into DEST as a git
+# repository whose one commit, tagged "pristine", is the whole tree.
+pristine_extract() {
+	local tarball=$1 dest=$2
+	pg() { git -C "$dest" -c user.name=rzram-tree -c user.email=rzram-tree@localhost "$@"; }
+	note "extracting $(basename "$tarball") into ${dest#"$TOP"/}"
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	tar -xf "$tarball" -C "$dest" --strip-components=1
+	pg init -q
+	# Debian's linux-source .gitignore ignores the whole top level: force.
+	pg add -A -f
+	pg commit -q -m "pristine $(basename "$tarball")"
+	pg tag pristine
 }

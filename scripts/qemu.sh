@@ -55,7 +55,9 @@ if grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null; then
 fi
 [ -n "$dev" ] && rzdev=$dev
 
-cmdline="panic=-1 rztests=$tests rzdev=$rzdev $append"
+# The arm64 test kernel carries the KUnit suites for kunit.py (scripts/kunit.sh);
+# the in-guest tests boot it with them off.
+cmdline="panic=-1 kunit.enable=0 rztests=$tests rzdev=$rzdev $append"
 case "$arch" in
 arm64)
 	kernel=$kdir/arch/arm64/boot/Image

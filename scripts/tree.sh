@@ -25,8 +25,6 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Top-level directories of the overlay that mirror kernel paths.
-OVERLAY_DIRS="Documentation drivers include lib mm rust samples"
 state=$dest/.git/rzram
 g() { git -C "$dest" -c user.name=rzram-tree -c user.email=rzram-tree@localhost \
 	-c advice.detachedHead=false "$@"; }
@@ -34,15 +32,7 @@ g() { git -C "$dest" -c user.name=rzram-tree -c user.email=rzram-tree@localhost 
 # 1. Pristine extract, once.
 if ! g rev-parse -q --verify refs/tags/pristine >/dev/null 2>&1; then
 	[ -f "$tarball" ] || die "kernel tarball $tarball not found (make deps installs $KSRC_PKG)"
-	note "extracting $(basename "$tarball") into $dest"
-	rm -rf "$dest"
-	mkdir -p "$dest"
-	tar -xf "$tarball" -C "$dest" --strip-components=1
-	g init -q
-	# Debian's linux-source .gitignore ignores the whole top level: force.
-	g add -A -f
-	g commit -q -m "pristine $(basename "$tarball")"
-	g tag pristine
+	pristine_extract "$tarball" "$dest"
 fi
 mkdir -p "$state"
 
@@ -79,11 +69,7 @@ fi
 # patch, never shadowed.
 manifest=$(mktemp)
 trap 'rm -f "$manifest"' EXIT
-for d in $OVERLAY_DIRS; do
-	[ -d "$overlay/$d" ] || continue
-	(cd "$overlay" && find "$d" -type f ! -name '*~' ! -name '.*.swp') >>"$manifest"
-done
-sort -o "$manifest" "$manifest"
+overlay_files "$overlay" >"$manifest"
 shadow=
 if [ -s "$manifest" ]; then
 	shadow=$(xargs git -C "$dest" ls-tree -r --name-only pristine -- <"$manifest")

@@ -2,95 +2,27 @@
 
 //! Device classes with class attributes: `/sys/class/<name>/<attribute>`.
 //!
+//! A class's attributes are a static table of [`sysfs::Attribute<Class<T>>`](Attribute), whose
+//! callbacks receive the class's data `T` (and `()` as context).
+//!
 //! C header: [`include/linux/device/class.h`](srctree/include/linux/device/class.h)
 
 use crate::{
-    alloc::{flags::*, KBox, KVec},
+    alloc::{flags::*, KBox},
     bindings,
-    error::{code::*, to_result, Result},
+    error::{to_result, Result},
     ffi::c_char,
     str::CStr,
-    sysfs::SysfsBuf,
-    types::Opaque,
+    sysfs::{Attribute, AttributeOwner, Group},
 };
-use core::ptr::NonNull;
-
-/// The `show` function of a [`ClassAttribute`].
-pub type ClassShowFn<T> = fn(&T, &mut SysfsBuf<'_>) -> Result;
-
-/// The `store` function of a [`ClassAttribute`].
-pub type ClassStoreFn<T> = fn(&T, &[u8]) -> Result;
-
-/// An attribute of a class, `/sys/class/<name>/<attribute>`: the C attribute and the Rust
-/// callbacks it forwards to; see [`Class::register`].
-///
-/// Declare attributes in a `static` table. Each attribute's lockdep key (`attr.skey`, used since
-/// `attr.key` is null) is then a static object of its own, so each gets a lock class of its own,
-/// as C attributes do.
-///
-/// # Invariants
-///
-/// `attr`'s `show` and `store` are `show_callback::<T>` and `store_callback::<T>` (or null),
-/// and its name is a static C string.
-#[repr(C)]
-pub struct ClassAttribute<T: Send + Sync + 'static> {
-    attr: Opaque<bindings::class_attribute>,
-    show: Option<ClassShowFn<T>>,
-    store: Option<ClassStoreFn<T>>,
-}
-
-// SAFETY: the C side only reads the attribute (and takes its lockdep key's address); the Rust
-// callbacks are plain functions.
-unsafe impl<T: Send + Sync + 'static> Sync for ClassAttribute<T> {}
-
-impl<T: Send + Sync + 'static> ClassAttribute<T> {
-    /// An attribute with `mode`, `show` and `store`. A read of an attribute with no `show`, or a
-    /// write of one with no `store`, fails with `EIO`.
-    pub const fn new(
-        name: &'static CStr,
-        mode: u16,
-        show: Option<ClassShowFn<T>>,
-        store: Option<ClassStoreFn<T>>,
-    ) -> Self {
-        // SAFETY: all zeroes is a valid `class_attribute`: no callbacks, no lockdep key.
-        let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
-        attr.attr.name = name.as_char_ptr();
-        attr.attr.mode = mode;
-        if show.is_some() {
-            attr.show = Some(show_callback::<T>);
-        }
-        if store.is_some() {
-            attr.store = Some(store_callback::<T>);
-        }
-        // INVARIANT: the callbacks are ours and the name is static.
-        ClassAttribute {
-            attr: Opaque::new(attr),
-            show,
-            store,
-        }
-    }
-
-    fn raw(&self) -> *mut bindings::attribute {
-        // SAFETY: only the address of the `attribute` inside the `class_attribute` is taken.
-        unsafe { core::ptr::addr_of_mut!((*self.attr.get()).attr) }
-    }
-
-    /// Returns the address of the lockdep key sysfs gives this attribute's active reference, or
-    /// 0 without `CONFIG_DEBUG_LOCK_ALLOC`. Distinct attributes have distinct keys.
-    pub fn lock_class_key(&self) -> usize {
-        // SAFETY: `raw` points to the attribute inside `self`.
-        unsafe { crate::sysfs::attribute_lock_class_key(self.raw()) }
-    }
-}
+use core::{pin::Pin, ptr::NonNull};
 
 /// The C class and what it points to. `class` is the first field, so a `*const class` of ours is
 /// a `*const Inner<T>`.
 #[repr(C)]
 struct Inner<T: Send + Sync + 'static> {
     class: bindings::class,
-    ptrs: KVec<*mut bindings::attribute>,
-    group: bindings::attribute_group,
-    groups: [*const bindings::attribute_group; 2],
+    group: Pin<KBox<Group>>,
     data: T,
 }
 
@@ -122,6 +54,28 @@ unsafe fn inner<'a, T: Send + Sync + 'static>(class: *const bindings::class) -> 
     unsafe { &*class.cast::<Inner<T>>() }
 }
 
+// SAFETY: `class_attribute` is a `struct attribute` followed by `show` and `store` of these
+// types; the callbacks below pass the class's data, which lives until the release callback, so
+// for the duration of a sysfs callback.
+unsafe impl<T: Send + Sync + 'static> AttributeOwner for Class<T> {
+    type Data = T;
+    type Context = ();
+    type Raw = bindings::class_attribute;
+    type CShow = unsafe extern "C" fn(
+        *const bindings::class,
+        *const bindings::class_attribute,
+        *mut c_char,
+    ) -> isize;
+    type CStore = unsafe extern "C" fn(
+        *const bindings::class,
+        *const bindings::class_attribute,
+        *const c_char,
+        usize,
+    ) -> isize;
+    const C_SHOW: Self::CShow = show_callback::<T>;
+    const C_STORE: Self::CStore = store_callback::<T>;
+}
+
 /// # Safety
 ///
 /// Called by sysfs with a class registered by [`Class::register`], one of its attributes and a
@@ -133,17 +87,10 @@ unsafe extern "C" fn show_callback<T: Send + Sync + 'static>(
 ) -> isize {
     // SAFETY: sysfs calls this on our class while the attribute exists, so before release.
     let inner = unsafe { inner::<T>(class) };
-    // SAFETY: sysfs passes one of our static `ClassAttribute<T>`s, whose first field
-    // (`repr(C)`) is the `class_attribute` (`Opaque` is transparent).
-    let rust = unsafe { &*attr.cast::<ClassAttribute<T>>() };
-    // SAFETY: sysfs gives show a page-sized buffer.
-    let page = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), crate::page::PAGE_SIZE) };
-    let mut out = SysfsBuf::new(page);
-    match rust.show.map(|f| f(&inner.data, &mut out)) {
-        Some(Ok(())) => out.len() as isize,
-        Some(Err(e)) => e.to_errno() as isize,
-        None => EIO.to_errno() as isize,
-    }
+    // SAFETY: sysfs passes one of the static attributes the class was registered with.
+    let a = unsafe { Attribute::<Class<T>>::from_raw(attr) };
+    // SAFETY: sysfs passes a page-sized buffer.
+    unsafe { a.show(&inner.data, &(), buf) }
 }
 
 /// # Safety
@@ -159,14 +106,9 @@ unsafe extern "C" fn store_callback<T: Send + Sync + 'static>(
     // SAFETY: as in `show_callback`.
     let inner = unsafe { inner::<T>(class) };
     // SAFETY: as in `show_callback`.
-    let rust = unsafe { &*attr.cast::<ClassAttribute<T>>() };
-    // SAFETY: sysfs passes `count` readable bytes.
-    let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
-    match rust.store.map(|f| f(&inner.data, input)) {
-        Some(Ok(())) => count as isize,
-        Some(Err(e)) => e.to_errno() as isize,
-        None => EIO.to_errno() as isize,
-    }
+    let a = unsafe { Attribute::<Class<T>>::from_raw(attr) };
+    // SAFETY: sysfs passes `count` bytes that do not change during the call.
+    unsafe { a.store(&inner.data, &(), buf, count) }
 }
 
 /// # Safety
@@ -187,13 +129,12 @@ impl<T: Send + Sync + 'static> Class<T> {
     ///
     /// ```
     /// use core::fmt::Write;
-    /// use kernel::{c_str, class::{Class, ClassAttribute}};
+    /// use kernel::{c_str, class::Class, sysfs::Attribute};
     ///
-    /// fn show(v: &u32, buf: &mut kernel::sysfs::SysfsBuf<'_>) -> Result {
+    /// fn show(v: &u32, _: &(), buf: &mut kernel::sysfs::SysfsBuf<'_>) -> Result {
     ///     writeln!(buf, "{v}").map_err(|_| EINVAL)
     /// }
-    /// static ATTRS: [ClassAttribute<u32>; 1] =
-    ///     [ClassAttribute::new(c_str!("answer"), 0o444, Some(show), None)];
+    /// static ATTRS: [Attribute<Class<u32>>; 1] = [Attribute::ro(c_str!("answer"), show)];
     ///
     /// let class = Class::register(c_str!("rust-doc-class"), 42u32, &ATTRS)?;
     /// assert_eq!(*class.data(), 42);
@@ -202,28 +143,24 @@ impl<T: Send + Sync + 'static> Class<T> {
     pub fn register(
         name: &'static CStr,
         data: T,
-        attrs: &'static [ClassAttribute<T>],
+        attrs: &'static [Attribute<Class<T>>],
     ) -> Result<Self> {
+        let group = Group::new(attrs)?;
         let b = KBox::new(
             Inner {
                 // SAFETY: all zeroes is a valid `class` (no callbacks, no groups).
                 class: unsafe { core::mem::zeroed() },
-                ptrs: crate::sysfs::attribute_pointers(attrs.iter().map(ClassAttribute::raw))?,
-                // SAFETY: all zeroes is a valid `attribute_group`.
-                group: unsafe { core::mem::zeroed() },
-                groups: [core::ptr::null(); 2],
+                group,
                 data,
             },
             GFP_KERNEL,
         )?;
         let raw = KBox::into_raw(b);
-        // SAFETY: `raw` is a valid, uniquely owned `Inner<T>`; heap memory does not move, so the
-        // pointers into it stay valid.
+        // SAFETY: `raw` is a valid, uniquely owned `Inner<T>`; the group's list lives as long as
+        // it, in its own pinned box.
         unsafe {
-            (*raw).group.attrs = (*raw).ptrs.as_mut_ptr();
-            (*raw).groups[0] = core::ptr::addr_of!((*raw).group);
             (*raw).class.name = name.as_char_ptr();
-            (*raw).class.class_groups = (*raw).groups.as_ptr().cast_mut();
+            (*raw).class.class_groups = (*raw).group.groups();
             (*raw).class.class_release = Some(release_callback::<T>);
         }
         // SAFETY: the class is fully set up and lives until its release callback.

@@ -3,7 +3,7 @@
 //! The compression libraries of `lib/`: lzo, lzo-rle, lz4, lz4hc and zstd.
 //!
 //! Each algorithm is a type implementing [`Compressor`], which owns its workspace. [`Stream`]
-//! selects one at run time by [`Algorithm`]; with [`PerCpu`](crate::percpu::PerCpu) a driver
+//! selects one at run time by [`Algorithm`]; with [`CpuLocked`](crate::sync::CpuLocked) a driver
 //! keeps one stream per CPU, as zram does. The names are those zram uses.
 //!
 //! Every call bounds its output by the destination slice: the compressors are the `_safe`

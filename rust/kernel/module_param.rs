@@ -1,19 +1,106 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module parameters: `name=value` on `insmod`, or `module.name=value` on the kernel command line
-//! when the module is built in.
+//! Module parameters: `name=value` on `insmod`/`modprobe`, or `module.name=value` on the kernel
+//! command line when the module is built in.
 //!
-//! [`module_param!`](macro@crate::module_param) declares a parameter backed by a static of one of the
-//! types here. The kernel parses it before the module's `init` runs, with the same parsers as C's
-//! `module_param()`, and shows it in `/sys/module/<module>/parameters/<name>` with the given
-//! permissions.
+//! Parameters are declared in the `params` section of [`module!`](macros::module), in the shape
+//! of the module parameters upstream has since merged, so that a rebase onto them is a deletion:
+//!
+//! ```ignore
+//! module! {
+//!     type: MyModule,
+//!     name: "my_module",
+//!     license: "GPL",
+//!     params: {
+//!         num_devices: u32 {
+//!             default: 1,
+//!             description: "Number of devices created at load",
+//!         },
+//!     },
+//! }
+//!
+//! let n = *module_parameters::num_devices.value();
+//! ```
+//!
+//! The kernel parses them with the same parsers as C's `module_param()` (`param_ops_uint`,
+//! `param_ops_bool`, ...) before the module's `init` runs, and shows them read-only in
+//! `/sys/module/<module>/parameters/<name>`; `modinfo` lists them with their descriptions.
 //!
 //! C header: [`include/linux/moduleparam.h`](srctree/include/linux/moduleparam.h)
 
-use crate::{bindings, str::CStr};
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use crate::{bindings, ffi::c_void, str::CStr};
+use core::cell::UnsafeCell;
 
-/// An entry of the `__param` section that the kernel parses parameters with.
+/// A type a module parameter can have: its value is what the C parser of `OPS` writes.
+///
+/// # Safety
+///
+/// `OPS` points to a static `kernel_param_ops` whose `set` writes a valid `Self` to `kp->arg` and
+/// whose `get` reads one from there.
+pub unsafe trait ModuleParam: Copy + Send + Sync + 'static {
+    /// The C parser and printer of the type.
+    const OPS: *const bindings::kernel_param_ops;
+}
+
+macro_rules! impl_module_param {
+    ($($t:ty => $ops:ident),* $(,)?) => {
+        $(
+            // SAFETY: the C parser writes, and the printer reads, a C value of the same size,
+            // signedness and validity as the Rust type.
+            unsafe impl ModuleParam for $t {
+                const OPS: *const bindings::kernel_param_ops = &raw const bindings::$ops;
+            }
+        )*
+    };
+}
+
+impl_module_param!(
+    u8 => param_ops_byte,
+    i16 => param_ops_short,
+    u16 => param_ops_ushort,
+    i32 => param_ops_int,
+    u32 => param_ops_uint,
+    u64 => param_ops_ullong,
+    isize => param_ops_long,
+    usize => param_ops_ulong,
+    bool => param_ops_bool,
+);
+
+/// The value of a module parameter, as [`module!`](macros::module) declares it in the module's
+/// `module_parameters`.
+///
+/// # Invariants
+///
+/// `value` is written only by the kernel's parameter parsing, which finishes before the module's
+/// code runs (at boot for a built-in module, at load otherwise): its sysfs file is read-only.
+pub struct ModuleParamAccess<T> {
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is not written while the module's code can read it (type invariant).
+unsafe impl<T: ModuleParam> Sync for ModuleParamAccess<T> {}
+
+impl<T: ModuleParam> ModuleParamAccess<T> {
+    /// The storage of a parameter, holding `default` until the kernel parses a value.
+    #[doc(hidden)]
+    pub const fn new(default: T) -> Self {
+        // INVARIANT: registered only by `module!`, read-only in sysfs.
+        ModuleParamAccess {
+            value: UnsafeCell::new(default),
+        }
+    }
+
+    /// Returns the value: the default, or what was given on the command line or at load.
+    pub fn value(&self) -> &T {
+        // SAFETY: nothing writes the value any more once the module's code runs (type
+        // invariant).
+        unsafe { &*self.value.get() }
+    }
+}
+
+/// An entry of the `__param` section, which the kernel parses parameters with; emitted by
+/// [`module!`](macros::module).
+#[doc(hidden)]
 #[repr(transparent)]
 pub struct KernelParam(bindings::kernel_param);
 
@@ -21,160 +108,31 @@ pub struct KernelParam(bindings::kernel_param);
 unsafe impl Sync for KernelParam {}
 
 impl KernelParam {
-    /// An entry for the `u32` parameter `name` of `module` (null when built in) stored in `value`,
-    /// with sysfs permissions `perm`.
+    /// The entry of the parameter `name` of `module` (null when built in), stored in `value`,
+    /// readable by everyone in sysfs and writable by nobody.
     ///
     /// # Safety
     ///
     /// `module` is null or points to the `struct module` of the module the entry is in (C
-    /// dereferences it to find the module's parameter lock).
-    pub const unsafe fn new_u32(
-        name: &'static CStr,
-        value: &'static ParamU32,
-        perm: u16,
-        module: *mut bindings::module,
-    ) -> Self {
-        Self::new(
-            name,
-            module,
-            &raw const bindings::param_ops_uint,
-            value.0.as_ptr().cast(),
-            perm,
-        )
-    }
-
-    /// An entry for the `bool` parameter `name` of `module` (null when built in) stored in
-    /// `value`.
-    ///
-    /// # Safety
-    ///
-    /// As for [`new_u32`](Self::new_u32).
-    pub const unsafe fn new_bool(
-        name: &'static CStr,
-        value: &'static ParamBool,
-        perm: u16,
-        module: *mut bindings::module,
-    ) -> Self {
-        Self::new(
-            name,
-            module,
-            &raw const bindings::param_ops_bool,
-            value.0.as_ptr().cast(),
-            perm,
-        )
-    }
-
-    const fn new(
+    /// dereferences it to find the module's parameter lock), and `value` is registered by this
+    /// entry only.
+    #[doc(hidden)]
+    pub const unsafe fn new<T: ModuleParam>(
         name: &'static CStr,
         module: *mut bindings::module,
-        ops: *const bindings::kernel_param_ops,
-        arg: *mut crate::ffi::c_void,
-        perm: u16,
+        value: &'static ModuleParamAccess<T>,
     ) -> Self {
         KernelParam(bindings::kernel_param {
             name: name.as_char_ptr(),
-            // The owning module: the parameter's sysfs file takes its parameter lock.
             mod_: module,
-            ops,
-            perm,
+            ops: T::OPS,
+            // Read-only: the value must not change once the module's code runs.
+            perm: 0o444,
             level: -1,
             flags: 0,
-            __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 { arg },
+            __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 {
+                arg: value.value.get().cast::<c_void>(),
+            },
         })
     }
-}
-
-/// The storage of a `u32` parameter (`param_ops_uint`).
-pub struct ParamU32(AtomicU32);
-
-impl ParamU32 {
-    /// Creates the storage with the default value.
-    pub const fn new(default: u32) -> Self {
-        ParamU32(AtomicU32::new(default))
-    }
-
-    /// Returns the value.
-    pub fn get(&self) -> u32 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// The storage of a `bool` parameter (`param_ops_bool`: `y`, `n`, `1`, `0`, ...).
-pub struct ParamBool(AtomicBool);
-
-impl ParamBool {
-    /// Creates the storage with the default value.
-    pub const fn new(default: bool) -> Self {
-        ParamBool(AtomicBool::new(default))
-    }
-
-    /// Returns the value.
-    pub fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// Declares a module parameter.
-///
-/// `module_param!(module, name, NAME: u32 = default, perm, "description")` defines the static
-/// `NAME` (a [`ParamU32`]; `bool` gives a [`ParamBool`]) and registers it as the parameter `name`:
-/// `module.name=` on the command line when built in, `name=` when loaded. The description becomes
-/// the static's documentation; `modinfo` does not show it.
-///
-/// # Examples
-///
-/// ```ignore
-/// kernel::module_param!(rzram, num_devices, NUM_DEVICES: u32 = 1, 0o444, "devices at load");
-///
-/// let n = NUM_DEVICES.get();
-/// ```
-#[macro_export]
-macro_rules! module_param {
-    ($module:ident, $pname:ident, $name:ident : u32 = $default:expr, $perm:expr, $desc:literal) => {
-        #[doc = $desc]
-        static $name: $crate::module_param::ParamU32 = $crate::module_param::ParamU32::new($default);
-        $crate::module_param!(@entry $module, $pname, $name, new_u32, $perm);
-    };
-    ($module:ident, $pname:ident, $name:ident : bool = $default:expr, $perm:expr, $desc:literal) => {
-        #[doc = $desc]
-        static $name: $crate::module_param::ParamBool =
-            $crate::module_param::ParamBool::new($default);
-        $crate::module_param!(@entry $module, $pname, $name, new_bool, $perm);
-    };
-    (@entry $module:ident, $pname:ident, $name:ident, $new:ident, $perm:expr) => {
-        const _: () = {
-            #[used]
-            #[link_section = "__param"]
-            static PARAM: $crate::module_param::KernelParam = {
-                let module = $crate::module_param!(@this_module);
-                let name = if cfg!(MODULE) {
-                    $crate::c_str!(::core::stringify!($pname))
-                } else {
-                    $crate::c_str!(::core::concat!(
-                        ::core::stringify!($module),
-                        ".",
-                        ::core::stringify!($pname)
-                    ))
-                };
-                // SAFETY: `module` is this module's `__this_module`, or null when built in.
-                unsafe { $crate::module_param::KernelParam::$new(name, &$name, $perm, module) }
-            };
-        };
-    };
-    // The module the parameter belongs to, as `THIS_MODULE` in C: `__this_module` when built as
-    // a module, null when built in.
-    (@this_module) => {{
-        #[cfg(MODULE)]
-        let module = {
-            extern "C" {
-                static __this_module: $crate::types::Opaque<$crate::bindings::module>;
-            }
-            // SAFETY: only the address of the module's `struct module` is taken; the module
-            // loader provides it, and it lives as long as the module.
-            unsafe { __this_module.get() }
-        };
-        #[cfg(not(MODULE))]
-        let module = ::core::ptr::null_mut();
-        module
-    }};
 }

@@ -1,48 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! sysfs attribute buffers.
+//! sysfs attributes: static tables of attributes whose callbacks are safe Rust
+//! ([`Attribute`], in `sysfs/attribute.rs`), and the buffer a `show` writes into ([`SysfsBuf`]).
 //!
 //! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
 
-use crate::{
-    alloc::{flags::*, KVec},
-    bindings,
-    error::Result,
-    page::PAGE_SIZE,
-};
+use crate::page::PAGE_SIZE;
 use core::fmt;
 
-/// Returns the address of the lockdep key sysfs gives the active reference of `attr`, a static
-/// attribute whose `key` is null (so sysfs uses its `skey`), or 0 without
-/// `CONFIG_DEBUG_LOCK_ALLOC`.
-///
-/// # Safety
-///
-/// `attr` must point to an `attribute`.
-#[allow(unused_variables)]
-pub(crate) unsafe fn attribute_lock_class_key(attr: *mut bindings::attribute) -> usize {
-    #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
-    {
-        // SAFETY: by the caller `attr` points to an attribute; only a field's address is taken.
-        unsafe { core::ptr::addr_of!((*attr).skey) as usize }
-    }
-    #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
-    0
-}
-
-/// Returns the NULL-terminated array of attribute pointers an `attribute_group` points to.
-///
-/// The pointers must stay valid for as long as the group is registered.
-pub(crate) fn attribute_pointers(
-    attrs: impl ExactSizeIterator<Item = *mut bindings::attribute>,
-) -> Result<KVec<*mut bindings::attribute>> {
-    let mut v = KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?;
-    for a in attrs {
-        v.push(a, GFP_KERNEL)?;
-    }
-    v.push(core::ptr::null_mut(), GFP_KERNEL)?;
-    Ok(v)
-}
+mod attribute;
+pub(crate) use attribute::Group;
+pub use attribute::{Attribute, AttributeOwner, ShowFn, StoreFn};
 
 /// The page a sysfs `show` callback writes into, as a [`fmt::Write`] sink.
 ///

@@ -2,8 +2,15 @@
 
 //! The `#[kunit_tests(suite)]` attribute: registers a module's `#[test]` functions as a KUnit
 //! suite.
+//!
+//! Its shape is that of the macro upstream merged in 6.15, so that tests written for it need no
+//! change when this implementation is dropped for upstream's: `assert!` and `assert_eq!` inside
+//! the module report to KUnit, a test may return `()` or a `Result` (an error fails it), a
+//! `#[cfg]` on a test makes it a skipped case when the condition is off, and the module is built
+//! only with `CONFIG_KUNIT=y`. The registration differs: the cases, the suite and its entry in
+//! `.kunit_test_suites` are the `static`s of `kernel::kunit` (no `static mut`).
 
-use proc_macro::{Delimiter, Group, TokenStream, TokenTree};
+use proc_macro::{Delimiter, Group, Span, TokenStream, TokenTree};
 use std::fmt::Write;
 
 fn is_test_attr(group: &Group) -> bool {
@@ -12,6 +19,12 @@ fn is_test_attr(group: &Group) -> bool {
     }
     let mut it = group.stream().into_iter();
     matches!((it.next(), it.next()), (Some(TokenTree::Ident(i)), None) if i.to_string() == "test")
+}
+
+fn is_cfg_attr(group: &Group) -> bool {
+    let first = group.stream().into_iter().next();
+    group.delimiter() == Delimiter::Bracket
+        && matches!(first, Some(TokenTree::Ident(i)) if i.to_string() == "cfg")
 }
 
 pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
@@ -37,9 +50,11 @@ pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
         panic!("`#[kunit_tests]` applies to an inline module: `mod tests {{ ... }}`");
     }
 
-    // Copy the body, dropping each `#[test]` and remembering the function it marked.
-    let mut tests = Vec::new();
+    // Copy the body, dropping each `#[test]` and remembering the function it marked, with the
+    // `#[cfg]` attributes written on it (before or after `#[test]`).
+    let mut tests: Vec<(String, String)> = Vec::new();
     let mut out: Vec<TokenTree> = Vec::new();
+    let mut cfgs = String::new();
     let mut pending = false;
     let mut after_fn = false;
     let mut it = body.stream().into_iter().peekable();
@@ -52,14 +67,20 @@ pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
                         pending = true;
                         continue;
                     }
+                    if is_cfg_attr(g) {
+                        write!(cfgs, "#{g}").unwrap();
+                    }
                 }
             }
             TokenTree::Ident(i) if pending && i.to_string() == "fn" => after_fn = true,
             TokenTree::Ident(i) if after_fn => {
-                tests.push(i.to_string());
+                tests.push((i.to_string(), std::mem::take(&mut cfgs)));
                 pending = false;
                 after_fn = false;
             }
+            // An item other than a test ends the attributes gathered for it.
+            TokenTree::Punct(p) if p.as_char() == ';' => cfgs.clear(),
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace && !pending => cfgs.clear(),
             _ => {}
         }
         out.push(tt);
@@ -73,14 +94,23 @@ pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
 
     // The registration: one `TestCase` type per function, the case list, the suite and its entry
     // in the section KUnit scans.
+    // `assert!` and `assert_eq!` report to KUnit within the module, as with upstream's macro.
+    let file = Span::call_site().file();
     let mut reg = String::new();
     let mut cases = String::new();
-    for t in &tests {
+    for (t, cfg) in &tests {
         write!(
             reg,
             "#[allow(non_camel_case_types)] #[doc(hidden)] struct __kunit_case_{t};
              impl ::kernel::kunit::TestCase for __kunit_case_{t} {{
-                 fn run() {{ ::kernel::kunit::TestOutcome::report({t}()); }}
+                 #[allow(unreachable_code)]
+                 fn run() {{
+                     {cfg} {{
+                         ::kernel::kunit::report({t}());
+                         return;
+                     }}
+                     ::kernel::kunit::skip();
+                 }}
              }}"
         )
         .unwrap();
@@ -108,10 +138,33 @@ pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
     .unwrap();
     out.extend(reg.parse::<TokenStream>().unwrap());
 
-    let mut result: TokenStream = head.into_iter().collect();
+    let asserts = format!(
+        "#[allow(unused_macros)]
+         macro_rules! assert {{
+             ($cond:expr $(,)?) => {{{{
+                 ::kernel::kunit_assert!(\"{suite}\", \"{file}\", 0, $cond);
+             }}}}
+         }}
+         #[allow(unused_macros)]
+         macro_rules! assert_eq {{
+             ($left:expr, $right:expr $(,)?) => {{{{
+                 ::kernel::kunit_assert_eq!(\"{suite}\", \"{file}\", 0, $left, $right);
+             }}}}
+         }}"
+    );
+    let mut body: Vec<TokenTree> = asserts
+        .parse::<TokenStream>()
+        .unwrap()
+        .into_iter()
+        .collect();
+    body.extend(out);
+
+    // Built only with `CONFIG_KUNIT=y`, as upstream's.
+    let mut result: TokenStream = "#[cfg(CONFIG_KUNIT = \"y\")]".parse().unwrap();
+    result.extend(head);
     result.extend([TokenTree::Group(Group::new(
         Delimiter::Brace,
-        out.into_iter().collect(),
+        body.into_iter().collect(),
     ))]);
     result
 }

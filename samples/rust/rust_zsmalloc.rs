@@ -104,7 +104,8 @@ impl kernel::Module for RustZsmalloc {
         let freed = pool.compact();
         let (ok, all) = count_intact(&table)?;
         pr_info!(
-            "kept {} objects: {} pages before compaction, {} freed by it, {} now; pages_compacted {}\n",
+            "kept {} objects: {} pages before compaction, {} freed by it, {} now; \
+             pages_compacted {}\n",
             all,
             before,
             freed,

@@ -3,14 +3,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A disk's attribute table must be `'static`: the block core uses the C attributes after the
-//! `GenDisk` is dropped. Documented at `kernel::block::bio::Attribute` and `GenDisk::new`.
+//! `GenDisk` is dropped. Documented at `kernel::sysfs::Attribute` and `GenDiskBuilder::build_bio`.
 
 use kernel::{
-    block::bio::{Attribute, Bio, Disk, DiskParams, GenDisk, Operations},
+    block::{
+        bio::{Bio, Disk, GenDisk, Operations},
+        GenDiskBuilder,
+    },
     c_str,
     prelude::*,
     sync::Arc,
-    sysfs::SysfsBuf,
+    sysfs::{Attribute, SysfsBuf},
 };
 
 /// A disk that completes every bio at once.
@@ -28,11 +31,10 @@ fn show(_: &Null, _: &Disk, _: &mut SysfsBuf<'_>) -> Result {
 }
 
 /// Registers a disk with an attribute table on the stack.
-pub fn f(module: &'static ThisModule, params: &DiskParams) -> Result<GenDisk<Null>> {
+pub fn f(module: &'static ThisModule, builder: GenDiskBuilder) -> Result<GenDisk<Null>> {
     let attrs = [Attribute::ro(c_str!("a"), show)];
-    GenDisk::new(
+    builder.build_bio(
         module,
-        params,
         format_args!("cf0"),
         Arc::new(Null, GFP_KERNEL)?,
         &attrs,

@@ -4,11 +4,14 @@
 //! Control of `fail_bio_attrs_not_static.rs`: the attribute table is a `static`.
 
 use kernel::{
-    block::bio::{Attribute, Bio, Disk, DiskParams, GenDisk, Operations},
+    block::{
+        bio::{Bio, Disk, GenDisk, Operations},
+        GenDiskBuilder,
+    },
     c_str,
     prelude::*,
     sync::Arc,
-    sysfs::SysfsBuf,
+    sysfs::{Attribute, SysfsBuf},
 };
 
 /// A disk that completes every bio at once.
@@ -25,13 +28,12 @@ fn show(_: &Null, _: &Disk, _: &mut SysfsBuf<'_>) -> Result {
     Ok(())
 }
 
-static ATTRS: [Attribute<Null>; 1] = [Attribute::ro(c_str!("a"), show)];
+static ATTRS: [Attribute<GenDisk<Null>>; 1] = [Attribute::ro(c_str!("a"), show)];
 
 /// Registers a disk with a static attribute table.
-pub fn f(module: &'static ThisModule, params: &DiskParams) -> Result<GenDisk<Null>> {
-    GenDisk::new(
+pub fn f(module: &'static ThisModule, builder: GenDiskBuilder) -> Result<GenDisk<Null>> {
+    builder.build_bio(
         module,
-        params,
         format_args!("cf0"),
         Arc::new(Null, GFP_KERNEL)?,
         &ATTRS,

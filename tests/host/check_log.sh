@@ -3,14 +3,8 @@
 # The splat checker must flag every kind of report it claims to, each on its
 # own inside an otherwise clean boot log (with console CRs), and must pass a
 # clean log.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh"
 check=$top/scripts/check-log.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "not ok - $*"; fails=$((fails + 1)); }
 
 clean() {
 	printf '[    0.000000] Booting Linux on physical CPU 0x0000000000 [0x410fd083]\r\n'

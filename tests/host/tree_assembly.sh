@@ -4,13 +4,7 @@
 # overlay land, re-runs copy only what changed, a removed overlay file leaves,
 # a patch that does not apply is named with its hunk, and an overlay file that
 # would shadow an upstream file is refused.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-bad() { echo "not ok - $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/lib.sh"
 tree() { bash "$top/scripts/tree.sh" --tarball "$tmp/k.tar.xz" --patches "$tmp/patches" \
 	--overlay "$tmp/overlay" --dest "$tmp/tree" "$@"; }
 gw() { git -C "$tmp/work" -c user.name=t -c user.email=t@localhost "$@"; }

@@ -1,406 +1,148 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The I/O path: pages into and out of the slot table of an initialised device.
+//! The I/O path: bios into and out of the device's storage, by operation.
 //!
 //! # Lock order
 //!
-//! A slot's lock (lockdep class `zsmalloc_table`), then this CPU's compression stream (a
-//! `PerCpu` spinlock), then zsmalloc's mapping of an object (its per-CPU area and the zspage's
-//! lock). A read takes all three, in that order. A write compresses and allocates with the
-//! stream and the mapping but without a slot lock, then takes the slot lock alone to swap the
-//! contents. The device's configuration mutex and its `storage` spinlock (`device.rs`) are
-//! never taken under any of these. Only one slot lock is held at a time.
+//! A bio takes no lock of its own: it holds a reference to the storage (taken under the
+//! `storage` spinlock, which is then released) for its duration, so a reset never frees memory a
+//! bio uses, and works page by page through `storage.rs`, whose slot lock, compression stream and
+//! zsmalloc mapping nest in that order. The swap-slot notification runs in atomic context under
+//! swap's lock and takes the `storage` spinlock and then, with a trylock, one slot lock.
 
-use crate::slots::{State, SwapFrees, Table};
+use crate::{device::Rzram, storage::Storage};
+use core::{ops::Range, sync::atomic::Ordering};
 use kernel::{
-    compress::{Algorithm, Stream},
+    block::bio::{dir, Bio, Data, Op, Operations, Segment},
     error::code::*,
     page::PAGE_SIZE,
-    percpu::PerCpu,
     prelude::*,
-    str::CStr,
-    sync::Arc,
-    zsmalloc::{Contents, Deferred, Handle, NewObject, Pool},
 };
 
-/// A CPU's compression stream and its output buffer (two pages, as zram's).
-struct Comp {
-    stream: Stream,
-    buf: KVec<u8>,
-}
+/// Sectors (512 bytes) per page.
+const SECTORS_PER_PAGE: u64 = (PAGE_SIZE / 512) as u64;
 
-/// The memory of an initialised device: its table, its deferred-free queue and its streams.
-///
-/// Replaced as a whole by `disksize` and dropped by `reset`; I/O holds a reference for its
-/// duration, so a reset never frees memory that a bio is using.
-pub(crate) struct Storage {
-    pub(crate) table: Arc<Table>,
-    pub(crate) deferred: Pin<KBox<Deferred<SwapFrees>>>,
-    streams: PerCpu<Comp>,
-    pub(crate) alg: Algorithm,
-    pub(crate) disksize: u64,
-}
-
-/// Returns the word a page repeats, if it is one word repeated.
-pub(crate) fn same_filled(page: &[u8]) -> Option<usize> {
-    const W: usize = core::mem::size_of::<usize>();
-    let mut words = page
-        .chunks_exact(W)
-        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or([0; W])));
-    let first = words.next()?;
-    if page.len() % W == 0 && words.all(|w| w == first) {
-        Some(first)
-    } else {
-        None
-    }
-}
-
-/// Fills `dst` with the word `w` repeated.
-pub(crate) fn fill(dst: &mut [u8], w: usize) {
-    let bytes = w.to_ne_bytes();
-    for c in dst.chunks_mut(bytes.len()) {
-        c.copy_from_slice(&bytes[..c.len()]);
-    }
-}
-
-/// Where a compressed page goes.
-enum Compressed<'a> {
-    /// Written to this object, of this many bytes; huge if stored uncompressed.
-    Stored(Handle<'a>, usize, bool),
-    /// No memory without sleeping: allocate this many bytes, then retry.
-    NeedMemory(usize),
-}
-
-impl Storage {
-    pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Storage>> {
-        let pages = usize::try_from(disksize / PAGE_SIZE as u64).map_err(|_| ENOMEM)?;
-        // Slot indices travel through the deferred-free queue as `u32`.
-        if u32::try_from(pages).is_err() {
-            return Err(ENOMEM);
+/// Calls `f(segment, offset in the segment, page index, byte range in the page)` for each part of
+/// the bio's data that lies in one page of the device: a segment lies within one page of memory
+/// but may straddle two of the device.
+fn for_each_page<D>(
+    data: &mut Data<'_, D>,
+    mut f: impl FnMut(&mut Segment<'_, D>, usize, usize, Range<usize>) -> Result,
+) -> Result {
+    data.for_each_segment(|seg| {
+        let mut sector = seg.sector();
+        let mut done = 0;
+        while done < seg.bytes() {
+            let index = (sector / SECTORS_PER_PAGE) as usize;
+            let offset = ((sector % SECTORS_PER_PAGE) * 512) as usize;
+            let n = (seg.bytes() - done).min(PAGE_SIZE - offset);
+            f(seg, done, index, offset..offset + n)?;
+            done += n;
+            sector += (n / 512) as u64;
         }
-        let pool = Arc::new(Pool::new(name)?, GFP_KERNEL)?;
-        // Allocated with vmalloc(), quietly: its size comes from user space.
-        let table = Arc::new(Table::new(pool.clone(), pages)?, GFP_KERNEL)?;
-        let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
-        let streams = PerCpu::new(|_| {
-            Ok(Comp {
-                stream: Stream::new(alg)?,
-                buf: KVec::from_elem(0u8, 2 * PAGE_SIZE, GFP_KERNEL)?,
-            })
-        })?;
-        Ok(Arc::new(
-            Storage {
-                table,
-                deferred,
-                streams,
-                alg,
-                disksize,
-            },
-            GFP_KERNEL,
-        )?)
-    }
+        Ok(())
+    })
+}
 
-    /// Reads page `index` into `dst`, one page long.
+/// Reads the bio's data, page by page, through a private page: the bio's memory is reached only
+/// by copies, since others may use it meanwhile (an `O_DIRECT` buffer).
+fn read(storage: &Storage, data: &mut Data<'_, dir::Read>) -> Result {
+    let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+    for_each_page(data, |seg, done, index, part| {
+        storage.read_page(index, &mut page)?;
+        seg.copy_from_slice(done, &page[part])
+    })
+}
+
+/// Writes the bio's data, page by page, through a private page: what is compressed (and checked
+/// for being same-filled) is a copy that nobody else can change, since others may write the bio's
+/// memory meanwhile (`O_DIRECT` buffers are not covered by stable writes). Partial pages are
+/// read, modified and written back.
+fn write(storage: &Storage, data: &mut Data<'_, dir::Write>, limit_pages: u64) -> Result {
+    let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+    for_each_page(data, |seg, done, index, part| {
+        if part.len() < PAGE_SIZE {
+            storage.read_page(index, &mut page)?;
+        }
+        seg.copy_to_slice(done, &mut page[part])?;
+        storage.write_page(index, &page, limit_pages)
+    })
+}
+
+/// Discard and write-zeroes: free the pages of the range, which is page-aligned (the logical
+/// block size is a page). Each page counts in `notify_free`, as in zram.
+fn discard(storage: &Storage, sector: u64, size: u32) {
+    let first = (sector / SECTORS_PER_PAGE) as usize;
+    for index in first..first + size as usize / PAGE_SIZE {
+        storage.free_page(index);
+        storage.table.stats.notify_free.inc();
+    }
+}
+
+#[vtable]
+impl Operations for Rzram {
+    /// Handles a bio by its operation.
     ///
-    /// May race with writes, frees, swap notifications and deferred frees of the same page: the
-    /// slot lock orders them, and the read sees the contents before or after each, never an
-    /// object being freed.
-    pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
-        let t = &*self.table;
-        let g = t.slots.lock(index).ok_or(EIO)?;
-        if let Some(w) = g.word() {
-            fill(dst, w);
-            return Ok(());
+    /// May race with other bios (of the same pages too: the slot lock orders them, page by
+    /// page), with swap notifications and deferred frees, with sysfs reads and with `disksize`,
+    /// which cannot replace initialised storage. Never races with a reset: a reset needs the
+    /// device unopened and synced, and a bio holds the device open.
+    fn submit_bio(&self, mut bio: Bio) {
+        let Some(storage) = self.storage() else {
+            bio.end(Err(EIO));
+            return;
+        };
+        let (sector, size) = (bio.sector(), bio.size());
+        let end = sector + u64::from(size) / 512;
+        let misaligned = sector % SECTORS_PER_PAGE != 0 || size as usize % PAGE_SIZE != 0;
+        let stats = &storage.table.stats;
+        if end > storage.disksize / 512 || misaligned {
+            bio.end(Err(EIO));
+            return;
         }
-        let size = State::of(&g).size();
-        if size == PAGE_SIZE {
-            dst.copy_from_slice(&g.map_read(size)?);
-            return Ok(());
-        }
-        // Stream, then mapping: the order of the write path, so that the two never wait on
-        // each other.
-        let n = self.streams.with(|c| {
-            let obj = g.map_read(size)?;
-            c.stream.decompress(&obj, dst)
-        })?;
-        if n == PAGE_SIZE {
-            Ok(())
+        let r = match bio.op() {
+            Op::Read(mut data) => {
+                read(&storage, &mut data).inspect_err(|_| stats.failed_reads.inc())
+            }
+            Op::Write(mut data) => {
+                let limit = self.limit_pages.load(Ordering::Relaxed);
+                write(&storage, &mut data, limit).inspect_err(|_| stats.failed_writes.inc())
+            }
+            Op::Discard | Op::WriteZeroes => {
+                discard(&storage, sector, size);
+                Ok(())
+            }
+            Op::Flush => Ok(()),
+            Op::Other(_) => Err(EIO),
+        };
+        bio.end(r);
+    }
+
+    /// Refuses opens while a reset or a removal has claimed the device.
+    fn open(&self) -> Result {
+        if self.claim.load(Ordering::Acquire) {
+            Err(EBUSY)
         } else {
-            Err(EIO)
+            Ok(())
         }
     }
 
-    /// Compresses `src` into a new object; the object is `spare` if it is large enough.
-    fn compress<'a>(
-        &'a self,
-        src: &[u8],
-        spare: &mut Option<NewObject<'a>>,
-    ) -> Result<Compressed<'a>> {
-        let pool: &'a Pool = &self.table.pool;
-        let huge_size = pool.huge_class_size();
-        self.streams.with(|c| {
-            let (data, len, huge) = match c.stream.compress(src, &mut c.buf) {
-                Ok(n) if n < huge_size => (&c.buf[..n], n, false),
-                Ok(_) | Err(E2BIG) => (src, PAGE_SIZE, true),
-                Err(e) => return Err(e),
-            };
-            // The page may have changed since `spare` was allocated for it (a write that is
-            // not stable): use the object only if the new length fits it.
-            let obj = match spare.take() {
-                Some(obj) if obj.capacity() >= len => obj,
-                other => {
-                    // Too small: freed.
-                    drop(other);
-                    match pool.alloc(len, GFP_NOWAIT | __GFP_NOWARN) {
-                        Ok(obj) => obj,
-                        Err(_) => return Ok(Compressed::NeedMemory(len)),
-                    }
-                }
-            };
-            // Bytes past `len` up to the object's capacity are zeroed.
-            Ok(Compressed::Stored(obj.write(data)?, len, huge))
-        })
-    }
-
-    /// Writes `src`, one page, to page `index`. With `limit_pages` not 0, fails with `ENOMEM`
-    /// rather than let the pool grow beyond it.
+    /// Swap freed the page at `slot`.
     ///
-    /// May race with reads, writes, frees and the deferred free of the same page: the last to take
-    /// the slot lock wins, and a write clears `PENDING`, so a deferred free queued before it
-    /// leaves the new contents alone.
-    pub(crate) fn write_page(&self, index: usize, src: &[u8], limit_pages: u64) -> Result {
-        let t = &*self.table;
-        if index >= t.slots.len() {
-            return Err(EIO);
-        }
-        if let Some(w) = same_filled(src) {
-            let mut g = t.slots.lock(index).ok_or(EIO)?;
-            t.clear(&mut g);
-            g.replace(Contents::Word(w))?;
-            State::SAME.set(&mut g);
-            t.stats.same_pages.inc();
-            t.stats.pages_stored.inc();
-            return Ok(());
-        }
-
-        let mut spare = None;
-        let (h, len, huge) = loop {
-            match self.compress(src, &mut spare)? {
-                Compressed::Stored(h, len, huge) => break (h, len, huge),
-                Compressed::NeedMemory(len) => {
-                    // The slow path may sleep, so it runs without the stream.
-                    t.stats.writestall.inc();
-                    spare = Some(t.pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
-                }
-            }
+    /// Runs in atomic context under swap's lock. May race with reads and writes of the same
+    /// page (then the slot is busy and left to be overwritten, counted in `miss_free`), with the
+    /// deferred free's drain, and with sysfs reads. Never races with a reset: swap holds the
+    /// device open.
+    fn swap_slot_free_notify(&self, slot: usize) {
+        // Under the spinlock the device cannot be reset, and no reference is dropped in this
+        // atomic context.
+        let guard = self.storage.lock();
+        let Some(storage) = guard.as_ref() else {
+            return;
         };
-
-        let used = t.pool.total_pages() as u64;
-        if limit_pages != 0 && used > limit_pages {
-            // Dropping `h` frees the new object.
-            return Err(ENOMEM);
+        storage.table.stats.notify_free.inc();
+        if !storage.notify_free(slot) {
+            storage.table.stats.miss_free.inc();
         }
-        t.stats.max_used_pages.raise_to(used);
-
-        // Free the old contents and install the new ones under one lock.
-        let mut g = t.slots.lock(index).ok_or(EIO)?;
-        t.clear(&mut g);
-        g.replace(Contents::Object(h))?;
-        State::stored(len, huge).set(&mut g);
-        t.stats.compr_data_size.add(len as u64);
-        t.stats.pages_stored.inc();
-        if huge {
-            t.stats.huge_pages.inc();
-            t.stats.huge_pages_since.inc();
-        }
-        Ok(())
-    }
-
-    /// Empties page `index`.
-    pub(crate) fn free_page(&self, index: usize) {
-        if let Some(mut g) = self.table.slots.lock(index) {
-            self.table.clear(&mut g);
-        }
-    }
-
-    /// Swap freed page `index`: a same-filled page is emptied at once; a stored one is marked and
-    /// queued for the deferred free. Returns `false` if the slot was busy (being read or written)
-    /// and nothing was done, as zram counts in `miss_free`.
-    ///
-    /// May race with a read or write of the same page (then the slot is busy, and it is left to
-    /// be overwritten, as in zram), and runs in atomic context under swap's lock.
-    pub(crate) fn notify_free(&self, index: usize) -> bool {
-        let t = &*self.table;
-        let mut g = match t.slots.try_lock(index) {
-            Ok(g) => g,
-            Err(e) if e == EBUSY => return false,
-            // Out of range: nothing to free.
-            Err(_) => return true,
-        };
-        if !g.has_object() {
-            // A repeated word needs no zsmalloc call: freed here. Otherwise the slot was never
-            // written, or is already free.
-            if State::of(&g).is_same() {
-                t.clear(&mut g);
-            }
-            return true;
-        }
-        State::of(&g).pending().set(&mut g);
-        // Unlocked before the push: the drain may run inline, and it takes slot locks.
-        drop(g);
-        // Queued, or freed at once if the queue is full. From interrupt context (never, for
-        // swap) nothing is queued and the slot keeps its data, as for a busy slot; the stale
-        // `PENDING` is harmless, since only a queued index is drained.
-        self.deferred.push(index as u32).is_ok()
-    }
-
-    /// Takes a slot lock and then this CPU's stream, the documented order (a read does it), then
-    /// the stream and then a slot lock: lockdep must report the inversion, which shows that it
-    /// tracks the slot locks. For the lockdep self-test boot only (`rzram.lockdep_selftest=1`):
-    /// the report turns lockdep off for the rest of the boot.
-    #[cfg(CONFIG_PROVE_LOCKING)]
-    pub(crate) fn invert_lock_order(&self) -> Result {
-        let mut page = KVec::from_elem(0x5au8, PAGE_SIZE, GFP_KERNEL)?;
-        let mut out = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
-        // Compressible but not same-filled, so that the read takes the stream under the slot
-        // lock.
-        page[0] = 1;
-        self.write_page(0, &page, 0)?;
-        self.read_page(0, &mut out)?;
-        pr_info!("lockdep self-test: inverted order: stream, then slot lock\n");
-        self.streams.with(|_| drop(self.table.slots.lock(0)));
-        Ok(())
-    }
-}
-
-#[cfg(CONFIG_RZRAM_KUNIT_TEST)]
-#[kunit_tests(rzram_io)]
-mod tests {
-    use super::*;
-    use kernel::{c_str, kunit_expect, kunit_expect_eq};
-
-    fn page(mut f: impl FnMut(usize) -> u8) -> Result<KVec<u8>> {
-        let mut v = KVec::with_capacity(PAGE_SIZE, GFP_KERNEL)?;
-        for i in 0..PAGE_SIZE {
-            v.push(f(i), GFP_KERNEL)?;
-        }
-        Ok(v)
-    }
-
-    /// A page of pseudo-random bytes, which no algorithm compresses.
-    fn random_page() -> Result<KVec<u8>> {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        page(|_| {
-            // SplitMix64.
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) as u8
-        })
-    }
-
-    #[test]
-    fn same_fill_detection() -> Result {
-        kunit_expect_eq!(same_filled(&page(|_| 0)?), Some(0));
-        let w = usize::from_ne_bytes([0xab; core::mem::size_of::<usize>()]);
-        kunit_expect_eq!(same_filled(&page(|_| 0xab)?), Some(w));
-        // A repeated word that is not a repeated byte.
-        let p = page(|i| (i % core::mem::size_of::<usize>()) as u8)?;
-        kunit_expect!(same_filled(&p).is_some());
-        // One byte off anywhere, the first word or the last.
-        for at in [0, 1, PAGE_SIZE / 2, PAGE_SIZE - 1] {
-            let p = page(|i| u8::from(i == at))?;
-            kunit_expect_eq!(same_filled(&p), None);
-        }
-        let mut out = page(|_| 1)?;
-        fill(&mut out, w);
-        kunit_expect!(out.iter().all(|&b| b == 0xab));
-        Ok(())
-    }
-
-    #[test]
-    fn round_trip_every_algorithm() -> Result {
-        let pages = [
-            page(|i| (i / 64) as u8)?,              // compressible
-            random_page()?,                         // incompressible
-            page(|_| 0)?,                           // zero
-            page(|i| if i < 100 { 0 } else { 7 })?, // nearly same-filled
-        ];
-        for alg in Algorithm::ALL {
-            let storage = Storage::new(c_str!("rzram_kunit"), 16 * PAGE_SIZE as u64, alg)?;
-            let mut out = page(|_| 0x55)?;
-            // A never-written page reads as zeroes.
-            storage.read_page(5, &mut out)?;
-            kunit_expect!(out.iter().all(|&b| b == 0));
-            for (i, p) in pages.iter().enumerate() {
-                storage.write_page(i, p, 0)?;
-            }
-            for (i, p) in pages.iter().enumerate() {
-                storage.read_page(i, &mut out)?;
-                kunit_expect!(out == *p);
-            }
-            let s = &storage.table.stats;
-            kunit_expect_eq!(s.pages_stored.get(), 4);
-            kunit_expect_eq!(s.same_pages.get(), 1);
-            kunit_expect_eq!(s.huge_pages.get(), 1);
-            // Overwrite and free: the accounting follows.
-            storage.write_page(0, &pages[2], 0)?;
-            kunit_expect_eq!(s.same_pages.get(), 2);
-            for i in 0..4 {
-                storage.free_page(i);
-            }
-            kunit_expect_eq!(s.pages_stored.get(), 0);
-            kunit_expect_eq!(s.compr_data_size.get(), 0);
-            kunit_expect_eq!(storage.table.pool.total_pages(), 0);
-        }
-        Ok(())
-    }
-
-    #[test]
-    fn notify_free_then_write() -> Result {
-        let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
-        let a = page(|i| (i / 32) as u8)?;
-        let b = page(|i| (i / 16) as u8)?;
-        storage.write_page(1, &a, 0)?;
-        kunit_expect!(storage.notify_free(1));
-        // A write after the notify and before the drain must survive the drain.
-        storage.write_page(1, &b, 0)?;
-        storage.deferred.flush();
-        let mut out = page(|_| 0)?;
-        storage.read_page(1, &mut out)?;
-        kunit_expect!(out == b);
-        // Without a write the drain frees the slot.
-        kunit_expect!(storage.notify_free(1));
-        storage.deferred.flush();
-        kunit_expect_eq!(storage.table.stats.pages_stored.get(), 0);
-        storage.read_page(1, &mut out)?;
-        kunit_expect!(out.iter().all(|&b| b == 0));
-        Ok(())
-    }
-
-    #[test]
-    fn notify_free_same_busy_and_out_of_range() -> Result {
-        let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
-        let s = &storage.table.stats;
-        // A same-filled page is freed at once, without the queue.
-        storage.write_page(2, &page(|_| 0x11)?, 0)?;
-        kunit_expect_eq!(s.same_pages.get(), 1);
-        kunit_expect!(storage.notify_free(2));
-        kunit_expect_eq!(s.same_pages.get(), 0);
-        kunit_expect_eq!(s.pages_stored.get(), 0);
-        kunit_expect_eq!(storage.deferred.stats().pushed, 0);
-        let mut out = page(|_| 0x55)?;
-        storage.read_page(2, &mut out)?;
-        kunit_expect!(out.iter().all(|&b| b == 0));
-        // A busy slot is left alone and reported; an index past the end has nothing to free.
-        storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
-        {
-            let _held = storage.table.slots.lock(3);
-            kunit_expect!(!storage.notify_free(3));
-        }
-        kunit_expect_eq!(s.pages_stored.get(), 1);
-        kunit_expect!(storage.notify_free(8));
-        Ok(())
     }
 }

@@ -121,55 +121,54 @@ pub(crate) fn algorithm_name(input: &[u8]) -> Result<&[u8]> {
 #[kunit_tests(rzram_parse)]
 mod tests {
     use super::*;
-    use kernel::{kunit_expect, kunit_expect_eq};
 
     #[test]
     fn kstrto() {
-        kunit_expect_eq!(kstrtoull(b"0"), Ok(0));
-        kunit_expect_eq!(kstrtoull(b"+12\n"), Ok(12));
-        kunit_expect_eq!(kstrtoull(b"18446744073709551615"), Ok(u64::MAX));
-        kunit_expect_eq!(kstrtoull(b"18446744073709551616"), Err(ERANGE));
-        kunit_expect_eq!(kstrtoull(b""), Err(EINVAL));
-        kunit_expect_eq!(kstrtoull(b"\n"), Err(EINVAL));
-        kunit_expect_eq!(kstrtoull(b"1 "), Err(EINVAL));
-        kunit_expect_eq!(kstrtoull(b"1\n\n"), Err(EINVAL));
-        kunit_expect_eq!(kstrtoull(b"0x10"), Err(EINVAL));
-        kunit_expect_eq!(kstrtoull(b"-1"), Err(EINVAL));
-        kunit_expect_eq!(kstrtoull(b"7\0junk"), Ok(7));
-        kunit_expect_eq!(kstrtou16(b"65535"), Ok(65535));
-        kunit_expect_eq!(kstrtou16(b"65536"), Err(ERANGE));
-        kunit_expect_eq!(kstrtou16(b"1\n"), Ok(1));
-        kunit_expect_eq!(kstrtoint(b"-5\n"), Ok(-5));
-        kunit_expect_eq!(kstrtoint(b"2147483647"), Ok(i32::MAX));
-        kunit_expect_eq!(kstrtoint(b"2147483648"), Err(ERANGE));
-        kunit_expect_eq!(kstrtoint(b"-2147483648"), Ok(i32::MIN));
-        kunit_expect_eq!(kstrtoint(b"--1"), Err(EINVAL));
-        kunit_expect_eq!(kstrtoint(b"-+1"), Err(EINVAL));
-        kunit_expect_eq!(kstrtoint(b"abc"), Err(EINVAL));
+        assert_eq!(kstrtoull(b"0"), Ok(0));
+        assert_eq!(kstrtoull(b"+12\n"), Ok(12));
+        assert_eq!(kstrtoull(b"18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(kstrtoull(b"18446744073709551616"), Err(ERANGE));
+        assert_eq!(kstrtoull(b""), Err(EINVAL));
+        assert_eq!(kstrtoull(b"\n"), Err(EINVAL));
+        assert_eq!(kstrtoull(b"1 "), Err(EINVAL));
+        assert_eq!(kstrtoull(b"1\n\n"), Err(EINVAL));
+        assert_eq!(kstrtoull(b"0x10"), Err(EINVAL));
+        assert_eq!(kstrtoull(b"-1"), Err(EINVAL));
+        assert_eq!(kstrtoull(b"7\0junk"), Ok(7));
+        assert_eq!(kstrtou16(b"65535"), Ok(65535));
+        assert_eq!(kstrtou16(b"65536"), Err(ERANGE));
+        assert_eq!(kstrtou16(b"1\n"), Ok(1));
+        assert_eq!(kstrtoint(b"-5\n"), Ok(-5));
+        assert_eq!(kstrtoint(b"2147483647"), Ok(i32::MAX));
+        assert_eq!(kstrtoint(b"2147483648"), Err(ERANGE));
+        assert_eq!(kstrtoint(b"-2147483648"), Ok(i32::MIN));
+        assert_eq!(kstrtoint(b"--1"), Err(EINVAL));
+        assert_eq!(kstrtoint(b"-+1"), Err(EINVAL));
+        assert_eq!(kstrtoint(b"abc"), Err(EINVAL));
     }
 
     #[test]
     fn memparse_suffixes() {
-        kunit_expect_eq!(memparse(b"4096"), (4096, true));
-        kunit_expect_eq!(memparse(b"1K"), (1024, true));
-        kunit_expect_eq!(memparse(b"256M\n"), (256 << 20, true));
-        kunit_expect_eq!(memparse(b"1g"), (1 << 30, true));
-        kunit_expect_eq!(memparse(b"2T"), (2 << 40, true));
-        kunit_expect_eq!(memparse(b"0x1000"), (4096, true));
-        kunit_expect_eq!(memparse(b"010"), (8, true));
-        kunit_expect_eq!(memparse(b"0"), (0, true));
-        kunit_expect_eq!(memparse(b""), (0, false));
-        kunit_expect_eq!(memparse(b"abc"), (0, false));
-        kunit_expect_eq!(memparse(b"-1"), (0, false));
-        kunit_expect_eq!(memparse(b"12Q"), (12, true));
+        assert_eq!(memparse(b"4096"), (4096, true));
+        assert_eq!(memparse(b"1K"), (1024, true));
+        assert_eq!(memparse(b"256M\n"), (256 << 20, true));
+        assert_eq!(memparse(b"1g"), (1 << 30, true));
+        assert_eq!(memparse(b"2T"), (2 << 40, true));
+        assert_eq!(memparse(b"0x1000"), (4096, true));
+        assert_eq!(memparse(b"010"), (8, true));
+        assert_eq!(memparse(b"0"), (0, true));
+        assert_eq!(memparse(b""), (0, false));
+        assert_eq!(memparse(b"abc"), (0, false));
+        assert_eq!(memparse(b"-1"), (0, false));
+        assert_eq!(memparse(b"12Q"), (12, true));
     }
 
     #[test]
     fn algorithm_names() {
-        kunit_expect_eq!(algorithm_name(b"lz4\n"), Ok(&b"lz4"[..]));
-        kunit_expect_eq!(algorithm_name(b"zstd"), Ok(&b"zstd"[..]));
-        kunit_expect_eq!(algorithm_name(b"lz4\n\n"), Ok(&b"lz4\n"[..]));
-        kunit_expect!(algorithm_name(&[b'a'; 128]).is_err());
-        kunit_expect_eq!(algorithm_name(&[b'a'; 127]).map(|s| s.len()), Ok(127));
+        assert_eq!(algorithm_name(b"lz4\n"), Ok(&b"lz4"[..]));
+        assert_eq!(algorithm_name(b"zstd"), Ok(&b"zstd"[..]));
+        assert_eq!(algorithm_name(b"lz4\n\n"), Ok(&b"lz4\n"[..]));
+        assert!(algorithm_name(&[b'a'; 128]).is_err());
+        assert_eq!(algorithm_name(&[b'a'; 127]).map(|s| s.len()), Ok(127));
     }
 }

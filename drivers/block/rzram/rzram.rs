@@ -7,28 +7,36 @@
 //! `Documentation/admin-guide/blockdev/rzram.rst`.
 //!
 //! This file is the module: its parameters and the control class with `hot_add` and
-//! `hot_remove`. The device is in `device.rs`, the I/O path in `io.rs`, the slot table in
+//! `hot_remove`. A device's state and lifecycle are in `device.rs`, its bio handling in `io.rs`,
+//! its sysfs attributes in `attrs.rs`, its compressed memory in `storage.rs`, the slot table in
 //! `slots.rs`, the statistics in `stats.rs` and the sysfs parsers in `parse.rs`.
+//!
+//! # Lock order
+//!
+//! The device list mutex (`Control::devices`), held by `hot_add` and `hot_remove` and at unload,
+//! comes before every lock of a device (`device.rs`).
 
+mod attrs;
 mod device;
 mod io;
 mod parse;
 mod slots;
 mod stats;
+mod storage;
 
 use core::fmt::Write;
 use device::Rzram;
 use kernel::{
-    block::bio::{DiskParams, GenDisk, Major},
+    block::{bio::GenDisk, major::Major, GenDiskBuilder},
     c_str,
-    class::{Class, ClassAttribute},
+    class::Class,
     error::code::*,
     new_mutex,
     page::PAGE_SIZE,
     prelude::*,
     sync::Arc,
     sync::Mutex,
-    sysfs::SysfsBuf,
+    sysfs::{Attribute, SysfsBuf},
 };
 
 module! {
@@ -37,31 +45,21 @@ module! {
     author: "rzram developers",
     description: "Compressed RAM block device (Rust)",
     license: "GPL",
+    params: {
+        num_devices: u32 {
+            default: 1,
+            description: "Number of pre-created rzram devices",
+        },
+        compat: bool {
+            default: false,
+            description: "Name the devices zram<N> and the class zram-control (without the C zram)",
+        },
+        lockdep_selftest: bool {
+            default: false,
+            description: "Provoke a lockdep report on the slot lock at load (lockdep; for tests)",
+        },
+    },
 }
-
-kernel::module_param!(
-    rzram,
-    num_devices,
-    NUM_DEVICES: u32 = 1,
-    0o444,
-    "Number of pre-created rzram devices"
-);
-kernel::module_param!(
-    rzram,
-    compat,
-    COMPAT: bool = false,
-    0o444,
-    "Name the devices zram<N> and the class zram-control (only without the C zram)"
-);
-
-#[cfg(CONFIG_PROVE_LOCKING)]
-kernel::module_param!(
-    rzram,
-    lockdep_selftest,
-    LOCKDEP_SELFTEST: bool = false,
-    0o444,
-    "Provoke a lockdep report on the slot lock at load (lockdep kernels; for tests)"
-);
 
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
@@ -85,27 +83,23 @@ impl Control {
         if id >= MAX_DEVICES {
             return Err(ENOSPC);
         }
-        let params = DiskParams {
-            logical_block_size: PAGE_SIZE as u32,
-            physical_block_size: PAGE_SIZE as u32,
-            io_min: PAGE_SIZE as u32,
-            io_opt: PAGE_SIZE as u32,
-            max_discard_sectors: u32::MAX,
-            max_write_zeroes_sectors: u32::MAX,
-            synchronous: true,
-            stable_writes: true,
-            major: self.major.number(),
-            first_minor: id as i32,
-            partitions: false,
-            capacity_sectors: 0,
-        };
-        let disk = GenDisk::new(
-            self.module,
-            &params,
-            format_args!("{}{}", self.prefix, id),
-            Rzram::new()?,
-            &device::ATTRS,
-        )?;
+        // zram's limits: a page is the logical block, discard and write-zeroes of any size.
+        let disk = GenDiskBuilder::new()
+            .logical_block_size(PAGE_SIZE as u32)?
+            .physical_block_size(PAGE_SIZE as u32)?
+            .io_min(PAGE_SIZE as u32)?
+            .io_opt(PAGE_SIZE as u32)?
+            .max_discard_sectors(u32::MAX)
+            .max_write_zeroes_sectors(u32::MAX)
+            .synchronous(true)
+            .stable_writes(true)
+            .devt(&self.major, id as u32)?
+            .build_bio(
+                self.module,
+                format_args!("{}{}", self.prefix, id),
+                Rzram::new()?,
+                &attrs::ATTRS,
+            )?;
         if id == devs.len() {
             devs.push(Some(disk), GFP_KERNEL)?;
         } else {
@@ -129,21 +123,21 @@ impl Control {
     }
 }
 
-fn hot_add_show(c: &Arc<Control>, buf: &mut SysfsBuf<'_>) -> Result {
+fn hot_add_show(c: &Arc<Control>, _: &(), buf: &mut SysfsBuf<'_>) -> Result {
     let id = c.add()?;
     writeln!(buf, "{id}").map_err(|_| EINVAL)
 }
 
-fn hot_remove_store(c: &Arc<Control>, input: &[u8]) -> Result {
+fn hot_remove_store(c: &Arc<Control>, _: &(), input: &[u8]) -> Result {
     let id = parse::kstrtoint(input)?;
     let id = usize::try_from(id).map_err(|_| EINVAL)?;
     c.remove(id)
 }
 
 /// `hot_add` is 0400: reading it creates a device, so only root may.
-static CONTROL_ATTRS: [ClassAttribute<Arc<Control>>; 2] = [
-    ClassAttribute::new(c_str!("hot_add"), 0o400, Some(hot_add_show), None),
-    ClassAttribute::new(c_str!("hot_remove"), 0o200, None, Some(hot_remove_store)),
+static CONTROL_ATTRS: [Attribute<Class<Arc<Control>>>; 2] = [
+    Attribute::new(c_str!("hot_add"), 0o400, Some(hot_add_show), None),
+    Attribute::wo(c_str!("hot_remove"), hot_remove_store),
 ];
 
 struct RzramModule {
@@ -153,7 +147,7 @@ struct RzramModule {
 
 impl kernel::Module for RzramModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let mut compat = COMPAT.get();
+        let mut compat = *module_parameters::compat.value();
         if compat && cfg!(CONFIG_ZRAM) {
             pr_warn!("compat=1 ignored: the C zram is built into this kernel\n");
             compat = false;
@@ -179,26 +173,39 @@ impl kernel::Module for RzramModule {
             class: Some(class),
             control,
         };
-        for _ in 0..NUM_DEVICES.get() {
+        let num_devices = *module_parameters::num_devices.value();
+        for _ in 0..num_devices {
             this.control.add()?;
         }
-        #[cfg(CONFIG_PROVE_LOCKING)]
-        if LOCKDEP_SELFTEST.get() {
-            io::Storage::new(
-                c_str!("rzram_lockdep"),
-                16 * PAGE_SIZE as u64,
-                device::DEFAULT_ALGORITHM,
-            )?
-            .invert_lock_order()?;
+        if *module_parameters::lockdep_selftest.value() {
+            lockdep_selftest()?;
         }
         pr_info!(
             "{} device(s) as {}<N>, control in /sys/class/{}\n",
-            NUM_DEVICES.get(),
+            num_devices,
             this.control.prefix,
             class_name
         );
         Ok(this)
     }
+}
+
+/// `rzram.lockdep_selftest=1`: takes a slot lock and a compression stream in the documented order,
+/// then inverted, so that lockdep reports the inversion (the test of the slot lock's lockdep
+/// annotation). Without lockdep there is nothing to provoke.
+fn lockdep_selftest() -> Result {
+    if !cfg!(CONFIG_PROVE_LOCKING) {
+        pr_warn!("lockdep_selftest=1 ignored: this kernel has no lockdep\n");
+        return Ok(());
+    }
+    #[cfg(CONFIG_PROVE_LOCKING)]
+    storage::Storage::new(
+        c_str!("rzram_lockdep"),
+        16 * PAGE_SIZE as u64,
+        device::DEFAULT_ALGORITHM,
+    )?
+    .invert_lock_order()?;
+    Ok(())
 }
 
 impl Drop for RzramModule {
@@ -214,24 +221,23 @@ impl Drop for RzramModule {
 #[kunit_tests(rzram_attrs)]
 mod tests {
     use super::*;
-    use kernel::{kunit_expect, kunit_expect_eq};
 
     /// Every sysfs attribute has a lockdep class of its own: with one class for all, removing a
     /// disk while its attributes are read is reported as recursive locking of `kn->active`.
     #[test]
     fn one_lock_class_per_attribute() -> Result {
         let mut keys = KVec::new();
-        for a in device::ATTRS.iter() {
+        for a in attrs::ATTRS.iter() {
             keys.push(a.lock_class_key(), GFP_KERNEL)?;
         }
         for a in CONTROL_ATTRS.iter() {
             keys.push(a.lock_class_key(), GFP_KERNEL)?;
         }
-        kunit_expect_eq!(keys.len(), device::ATTRS.len() + CONTROL_ATTRS.len());
+        assert_eq!(keys.len(), attrs::ATTRS.len() + CONTROL_ATTRS.len());
         if cfg!(CONFIG_DEBUG_LOCK_ALLOC) {
             for (i, k) in keys.iter().enumerate() {
-                kunit_expect!(*k != 0);
-                kunit_expect!(!keys[..i].contains(k));
+                assert!(*k != 0);
+                assert!(!keys[..i].contains(k));
             }
         }
         Ok(())

@@ -179,7 +179,7 @@ impl DeferredFree for SwapFrees {
 mod tests {
     use super::*;
     use core::sync::atomic::{AtomicUsize, Ordering};
-    use kernel::{c_str, kunit_expect, kunit_expect_eq, workqueue, zsmalloc::Contents};
+    use kernel::{c_str, workqueue, zsmalloc::Contents};
 
     fn pool(name: &'static CStr) -> Result<Arc<Pool>> {
         Ok(Arc::new(Pool::new(name)?, GFP_KERNEL)?)
@@ -188,21 +188,21 @@ mod tests {
     #[test]
     fn packing() -> Result {
         #[cfg(CONFIG_64BIT)]
-        kunit_expect_eq!(core::mem::size_of::<Slot>(), 16);
+        assert_eq!(core::mem::size_of::<Slot>(), 16);
         for size in [0, 1, 100, 4095, 4096, 65536] {
             for huge in [false, true] {
                 let st = State::stored(size, huge);
-                kunit_expect_eq!(st.size(), size);
-                kunit_expect_eq!(st.is_huge(), huge);
-                kunit_expect!(!st.is_same() && !st.is_pending());
+                assert_eq!(st.size(), size);
+                assert_eq!(st.is_huge(), huge);
+                assert!(!st.is_same() && !st.is_pending());
                 let p = st.pending();
-                kunit_expect!(p.is_pending());
-                kunit_expect_eq!((p.size(), p.is_huge()), (size, huge));
+                assert!(p.is_pending());
+                assert_eq!((p.size(), p.is_huge()), (size, huge));
             }
         }
-        kunit_expect!(State::SAME.is_same() && State::SAME.pending().is_same());
-        kunit_expect_eq!(State::SAME.size(), 0);
-        kunit_expect!(State::EMPTY != State::SAME);
+        assert!(State::SAME.is_same() && State::SAME.pending().is_same());
+        assert_eq!(State::SAME.size(), 0);
+        assert!(State::EMPTY != State::SAME);
         // The state survives locking, and the table's own bits never show.
         let t = Table::new(pool(c_str!("rzram_kunit_pack"))?, 1)?;
         {
@@ -210,16 +210,16 @@ mod tests {
             g.replace(Contents::Word(9))?;
             State::stored(300, true).set(&mut g);
         }
-        kunit_expect_eq!(State::snapshot(&t.slots, 0), Some(State::stored(300, true)));
+        assert_eq!(State::snapshot(&t.slots, 0), Some(State::stored(300, true)));
         {
             let mut g = t.slots.lock(0).ok_or(EINVAL)?;
-            kunit_expect_eq!(State::of(&g), State::stored(300, true));
-            kunit_expect_eq!(t.slots.try_lock(0).err(), Some(EBUSY));
+            assert_eq!(State::of(&g), State::stored(300, true));
+            assert_eq!(t.slots.try_lock(0).err(), Some(EBUSY));
             State::SAME.set(&mut g);
         }
-        kunit_expect!(t.slots.try_lock(0).is_ok());
-        kunit_expect_eq!(State::snapshot(&t.slots, 0), Some(State::SAME));
-        kunit_expect_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(9));
+        assert!(t.slots.try_lock(0).is_ok());
+        assert_eq!(State::snapshot(&t.slots, 0), Some(State::SAME));
+        assert_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(9));
         Ok(())
     }
 
@@ -258,8 +258,8 @@ mod tests {
         while done.load(Ordering::Acquire) < 2 {
             core::hint::spin_loop();
         }
-        kunit_expect_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(3 * ROUNDS));
-        kunit_expect_eq!(
+        assert_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(3 * ROUNDS));
+        assert_eq!(
             t.slots.bits(0).map(|b| b as usize),
             Some((3 * ROUNDS) & COUNTER_MASK as usize)
         );
@@ -283,14 +283,14 @@ mod tests {
         }
         // Slot 1 was rewritten after its notify (no PENDING): the drain must leave it.
         SwapFrees(table.clone()).drain(&[0, 1, 2, 3, 9999]);
-        kunit_expect!(!table.slots.lock(0).ok_or(EINVAL)?.has_object());
-        kunit_expect!(table.slots.lock(1).ok_or(EINVAL)?.has_object());
-        kunit_expect_eq!(table.stats.pages_stored.get(), 1);
-        kunit_expect_eq!(table.stats.compr_data_size.get(), 100);
-        kunit_expect_eq!(pool.live_objects(), 1);
+        assert!(!table.slots.lock(0).ok_or(EINVAL)?.has_object());
+        assert!(table.slots.lock(1).ok_or(EINVAL)?.has_object());
+        assert_eq!(table.stats.pages_stored.get(), 1);
+        assert_eq!(table.stats.compr_data_size.get(), 100);
+        assert_eq!(pool.live_objects(), 1);
         table.clear(&mut table.slots.lock(1).ok_or(EINVAL)?);
-        kunit_expect_eq!(pool.live_objects(), 0);
-        kunit_expect_eq!(pool.total_pages(), 0);
+        assert_eq!(pool.live_objects(), 0);
+        assert_eq!(pool.total_pages(), 0);
         Ok(())
     }
 
@@ -304,16 +304,16 @@ mod tests {
             // 1 TiB: 2^28 slots of 4 KiB pages, 4 GiB of table.
             let pages = (1usize << 40) / kernel::page::PAGE_SIZE;
             let bytes = zsmalloc::Table::bytes_for(pages);
-            kunit_expect_eq!(bytes, Ok(pages * slot));
-            kunit_expect!(bytes.is_ok_and(|b| b > i32::MAX as usize));
+            assert_eq!(bytes, Ok(pages * slot));
+            assert!(bytes.is_ok_and(|b| b > i32::MAX as usize));
             // 2^40 slots do not fit in memory: ENOMEM, no warning.
-            kunit_expect_eq!(
+            assert_eq!(
                 Table::new(pool(c_str!("rzram_kunit_big"))?, 1usize << 40).err(),
                 Some(ENOMEM)
             );
         }
-        kunit_expect_eq!(zsmalloc::Table::bytes_for(usize::MAX).err(), Some(ENOMEM));
-        kunit_expect_eq!(zsmalloc::Table::bytes_for(8), Ok(8 * slot));
+        assert_eq!(zsmalloc::Table::bytes_for(usize::MAX).err(), Some(ENOMEM));
+        assert_eq!(zsmalloc::Table::bytes_for(8), Ok(8 * slot));
         Ok(())
     }
 }

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A registered bio-based disk, built by [`GenDiskBuilder::build_bio`], and its sysfs attributes.
+//!
+//! C header: [`include/linux/blkdev.h`](srctree/include/linux/blkdev.h)
+
+use super::operations::{state, Operations, Vtable};
+use crate::{
+    alloc::KBox,
+    bindings,
+    block::GenDiskBuilder,
+    error::{code::*, from_err_ptr, to_result, Result},
+    ffi::c_char,
+    str::CStr,
+    sync::Arc,
+    sysfs::{Attribute, AttributeOwner, Group},
+    types::{ForeignOwnable, Opaque, ScopeGuard},
+    ThisModule,
+};
+use core::{fmt, pin::Pin, ptr::NonNull};
+
+/// A registered bio-based disk.
+///
+/// Dropping it removes the disk (`del_gendisk()`: no new I/O or opens, the sysfs attributes are
+/// removed after their running callbacks return) and drops this object's reference to the C
+/// disk. So it must not be dropped from one of the disk's own attribute callbacks, which would
+/// wait for itself. The disk itself, and its reference to `T`, live until the last reference to
+/// it goes, which may be later: `del_gendisk()` does not wait for openers.
+///
+/// # Invariants
+///
+/// `disk` was allocated by `__blk_alloc_disk()` and added with `device_add_disk()`, and this
+/// object owns one reference to it. Its `private_data` is an `Arc<T>` converted with
+/// [`ForeignOwnable::into_foreign`], released by the `free_disk` callback; its `fops` is
+/// `Vtable::<T>::FOPS`; its attribute groups point into `group` and to `'static` attributes.
+pub struct GenDisk<T: Operations> {
+    disk: NonNull<bindings::gendisk>,
+    data: Arc<T>,
+    group: Pin<KBox<Group>>,
+}
+
+// SAFETY: the disk may be used and removed from any thread; `T` is `Send + Sync`.
+unsafe impl<T: Operations> Send for GenDisk<T> {}
+
+// SAFETY: the methods taking `&self` call C functions that synchronise internally.
+unsafe impl<T: Operations> Sync for GenDisk<T> {}
+
+impl GenDiskBuilder {
+    /// Builds a bio-based disk `name` with the builder's limits, features, number and capacity,
+    /// attaches `data` and `attrs`, and adds it to the VFS.
+    ///
+    /// `attrs` is a `static` table (see [`Attribute`]); a local table does not compile (checked by
+    /// `tests/compile_fail/fail_bio_attrs_not_static.rs`). On failure everything allocated so far
+    /// is released: the group, the C disk (`put_disk()`), and the disk's reference on `data`.
+    ///
+    /// Fails with [`EINVAL`] when called from a loadable module (`module` is not null): the disk's
+    /// operations are a constant whose `owner` is null, so opening the disk would not pin the
+    /// module, and the module could be unloaded while the block core still holds the disk and
+    /// calls into its code. Built-in drivers only, until the operations carry their module.
+    pub fn build_bio<T: Operations>(
+        self,
+        module: &'static ThisModule,
+        name: fmt::Arguments<'_>,
+        data: Arc<T>,
+        attrs: &'static [Attribute<GenDisk<T>>],
+    ) -> Result<GenDisk<T>> {
+        if !module.as_ptr().is_null() {
+            return Err(EINVAL);
+        }
+        let group = Group::new(attrs)?;
+        let mut lim = self.queue_limits();
+        // SAFETY: `lim` is valid; the lock class key is a static.
+        let disk = from_err_ptr(unsafe {
+            bindings::__blk_alloc_disk(
+                &mut lim,
+                bindings::NUMA_NO_NODE,
+                crate::static_lock_class!().as_ptr(),
+            )
+        })?;
+        // From here until `device_add_disk()` succeeds, failure must `put_disk()`.
+        let undo = ScopeGuard::new_with_data(disk, |disk| {
+            // SAFETY: the disk was allocated above and not added.
+            unsafe { bindings::put_disk(disk) }
+        });
+        // SAFETY: the disk was just allocated, is not added, and nothing else uses it yet.
+        unsafe { self.setup_disk(disk, name)? };
+        // Bound first, so that the table's `'static` storage (constant promotion) is checked.
+        let fops: &'static bindings::block_device_operations = &Vtable::<T>::FOPS;
+        let foreign = data.clone().into_foreign();
+        // SAFETY: as above: the disk is ours alone until it is added.
+        unsafe {
+            (*disk).fops = fops;
+            (*disk).private_data = foreign.cast_mut();
+        }
+        // SAFETY: the disk is fully set up; the group lives until `del_gendisk()` has returned
+        // (see `Drop`), and the fops and attributes are static.
+        let ret = unsafe { bindings::device_add_disk(core::ptr::null_mut(), disk, group.groups()) };
+        if let Err(e) = to_result(ret) {
+            // SAFETY: `foreign` came from `into_foreign` above and the disk was not added, so
+            // nothing else can have borrowed it.
+            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(foreign) });
+            return Err(e);
+        }
+        undo.dismiss();
+        // INVARIANT: the disk was allocated and added above with `data`, `FOPS` and `group`; from
+        // now on `free_disk` releases `foreign`.
+        Ok(GenDisk {
+            // SAFETY: `from_err_ptr` succeeded, so `disk` is not null.
+            disk: unsafe { NonNull::new_unchecked(disk) },
+            data,
+            group,
+        })
+    }
+}
+
+impl<T: Operations> GenDisk<T> {
+    pub(super) fn raw(&self) -> *mut bindings::gendisk {
+        self.disk.as_ptr()
+    }
+
+    /// Returns the driver state.
+    pub fn data(&self) -> &Arc<T> {
+        &self.data
+    }
+}
+
+impl<T: Operations> core::ops::Deref for GenDisk<T> {
+    type Target = Disk;
+
+    fn deref(&self) -> &Disk {
+        // SAFETY: the disk is valid and registered while `self` lives.
+        unsafe { Disk::from_raw(self.raw()) }
+    }
+}
+
+impl<T: Operations> Drop for GenDisk<T> {
+    fn drop(&mut self) {
+        // SAFETY: the disk was added in `build_bio` and is removed once, here. This removes the
+        // attributes, waiting for running callbacks, and ends new I/O and opens; the block core
+        // may still hold references (openers, swap), which keep `private_data` alive.
+        unsafe { bindings::del_gendisk(self.raw()) };
+        // SAFETY: drops the reference `__blk_alloc_disk()` returned. If it is the last one, the
+        // disk is released now and `free_disk` drops its reference to `T`.
+        unsafe { bindings::put_disk(self.raw()) };
+        // `group` is dropped after this: since `del_gendisk()`, nothing reads it.
+        let _ = &self.group;
+    }
+}
+
+/// A registered disk, as the attribute callbacks and [`GenDisk`] see it.
+///
+/// # Invariants
+///
+/// The wrapped `gendisk` is registered and valid for the lifetime of the reference.
+#[repr(transparent)]
+pub struct Disk(Opaque<bindings::gendisk>);
+
+// SAFETY: `&Disk` only calls C functions that synchronise internally (the capacity's seqcount,
+// the open mutex, the block device's own locks).
+unsafe impl Sync for Disk {}
+
+impl Disk {
+    /// # Safety
+    ///
+    /// `ptr` must be a registered disk that stays valid for `'a`.
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::gendisk) -> &'a Disk {
+        // SAFETY: `Disk` is a transparent wrapper; validity is the caller's promise.
+        unsafe { &*ptr.cast::<Disk>() }
+    }
+
+    fn raw(&self) -> *mut bindings::gendisk {
+        self.0.get()
+    }
+
+    /// Returns the disk's name.
+    pub fn name(&self) -> &CStr {
+        // SAFETY: `disk_name` was written with a terminator before the disk was added and never
+        // changes.
+        unsafe { CStr::from_char_ptr((*self.raw()).disk_name.as_ptr()) }
+    }
+
+    /// Sets the capacity in sectors and tells user space that it changed.
+    ///
+    /// Context: process context; may sleep (the uevent allocates).
+    pub fn set_capacity(&self, sectors: u64) {
+        // SAFETY: the disk is valid; the function takes the locks it needs.
+        unsafe { bindings::set_capacity_and_notify(self.raw(), sectors) };
+    }
+
+    /// Runs `f` with the disk's open mutex held if nobody has the disk open, so that no open can
+    /// slip in meanwhile; otherwise fails with [`EBUSY`].
+    ///
+    /// [`Operations::open`] runs under the same mutex, so a flag set in `f` is seen by every later
+    /// open.
+    ///
+    /// Context: process context; sleeps (takes a mutex).
+    pub fn if_unopened<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+        // SAFETY: the disk is valid, so is its open mutex.
+        let m = unsafe { core::ptr::addr_of_mut!((*self.raw()).open_mutex) };
+        // SAFETY: `m` is a valid mutex, unlocked below.
+        unsafe { bindings::mutex_lock(m) };
+        // SAFETY: the disk is valid.
+        let r = if unsafe { bindings::disk_openers(self.raw()) } == 0 {
+            Ok(f())
+        } else {
+            Err(EBUSY)
+        };
+        // SAFETY: locked above.
+        unsafe { bindings::mutex_unlock(m) };
+        r
+    }
+
+    /// Writes back and waits for any I/O cached for the disk.
+    ///
+    /// Context: process context; sleeps.
+    pub fn sync(&self) {
+        // SAFETY: the disk and its whole-disk block device are valid.
+        unsafe { bindings::sync_blockdev((*self.raw()).part0) };
+    }
+}
+
+// SAFETY: `device_attribute` is a `struct attribute` followed by `show` and `store` of these
+// types; the callbacks below pass the disk's driver state and the disk, which sysfs keeps alive
+// during the call.
+unsafe impl<T: Operations> AttributeOwner for GenDisk<T> {
+    type Data = T;
+    type Context = Disk;
+    type Raw = bindings::device_attribute;
+    type CShow = unsafe extern "C" fn(
+        *mut bindings::device,
+        *mut bindings::device_attribute,
+        *mut c_char,
+    ) -> isize;
+    type CStore = unsafe extern "C" fn(
+        *mut bindings::device,
+        *mut bindings::device_attribute,
+        *const c_char,
+        usize,
+    ) -> isize;
+    const C_SHOW: Self::CShow = show_callback::<T>;
+    const C_STORE: Self::CStore = store_callback::<T>;
+}
+
+/// # Safety
+///
+/// Called by sysfs with the device of a disk of a `GenDisk<T>`, one of the attributes it was
+/// registered with, and a page-sized buffer.
+unsafe extern "C" fn show_callback<T: Operations>(
+    dev: *mut bindings::device,
+    attr: *mut bindings::device_attribute,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: sysfs passes one of the static attributes the disk was registered with.
+    let a = unsafe { Attribute::<GenDisk<T>>::from_raw(attr) };
+    // SAFETY: `dev` is the disk's device.
+    let disk = unsafe { bindings::dev_to_disk(dev) };
+    // SAFETY: sysfs holds a reference to the device, and so to the disk, during the callback.
+    let t = unsafe { state::<T>(disk) };
+    // SAFETY: as above; `del_gendisk()` waits for this callback before the disk is unregistered.
+    let d = unsafe { Disk::from_raw(disk) };
+    // SAFETY: sysfs passes a page-sized buffer.
+    unsafe { a.show(t, d, buf) }
+}
+
+/// # Safety
+///
+/// Called by sysfs with the device of a disk of a `GenDisk<T>`, one of the attributes it was
+/// registered with, and `count` readable bytes.
+unsafe extern "C" fn store_callback<T: Operations>(
+    dev: *mut bindings::device,
+    attr: *mut bindings::device_attribute,
+    buf: *const c_char,
+    count: usize,
+) -> isize {
+    // SAFETY: as in `show_callback`.
+    let a = unsafe { Attribute::<GenDisk<T>>::from_raw(attr) };
+    // SAFETY: as in `show_callback`.
+    let disk = unsafe { bindings::dev_to_disk(dev) };
+    // SAFETY: as in `show_callback`.
+    let t = unsafe { state::<T>(disk) };
+    // SAFETY: as in `show_callback`.
+    let d = unsafe { Disk::from_raw(disk) };
+    // SAFETY: sysfs passes `count` bytes that do not change during the call.
+    unsafe { a.store(t, d, buf, count) }
+}

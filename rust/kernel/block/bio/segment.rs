@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The data of a read or write bio: its segments, reached only by copies.
+//!
+//! C header: [`include/linux/bio.h`](srctree/include/linux/bio.h)
+
+use super::Bio;
+use crate::{
+    bindings,
+    error::{code::*, Result},
+};
+use core::marker::PhantomData;
+
+/// The directions of a data bio, as type parameters of [`Data`] and [`Segment`].
+///
+/// The direction decides which way a segment's memory may be copied: a read's segments are
+/// filled ([`Segment::copy_from_slice`]), a write's are only read ([`Segment::copy_to_slice`]).
+/// A write's pages belong to the submitter and may be shared and read-only (the zero page of a
+/// write-zeroes done by writes, a read-only file mapping under `O_DIRECT`): writing into them
+/// would corrupt memory. Checked by `tests/compile_fail/fail_bio_fill_write_segment.rs`.
+pub mod dir {
+    /// A read: the driver fills the bio's memory.
+    pub enum Read {}
+    /// A write: the driver reads the bio's memory.
+    pub enum Write {}
+}
+
+/// The data of a read or write [`Bio`], from [`Bio::op`]; `D` is its direction (see [`dir`]).
+///
+/// # Invariants
+///
+/// `bio` is a `REQ_OP_READ` (`D` is [`dir::Read`]) or `REQ_OP_WRITE` (`D` is [`dir::Write`])
+/// bio, whose `bi_io_vec` holds `bi_iter.bi_size` bytes of data.
+pub struct Data<'a, D> {
+    bio: &'a mut Bio,
+    _dir: PhantomData<D>,
+}
+
+impl<'a, D> Data<'a, D> {
+    /// The data of `bio`.
+    ///
+    /// # Safety
+    ///
+    /// `bio` must be a read if `D` is [`dir::Read`], a write if `D` is [`dir::Write`].
+    pub(super) unsafe fn new(bio: &'a mut Bio) -> Self {
+        // INVARIANT: by the caller's promise; a read or write bio has `bi_size` bytes of data.
+        Data {
+            bio,
+            _dir: PhantomData,
+        }
+    }
+}
+
+impl<D> Data<'_, D> {
+    /// Calls `f` on each segment of the bio's data, in order, until it returns an error.
+    ///
+    /// A segment never crosses a page boundary of the bio's memory. It lives only for its call of
+    /// `f`: it cannot be kept for later (checked by
+    /// `tests/compile_fail/fail_bio_segment_escapes.rs`).
+    pub fn for_each_segment(&mut self, mut f: impl FnMut(&mut Segment<'_, D>) -> Result) -> Result {
+        let bio = self.bio.raw();
+        // SAFETY: the bio is valid; the iterator is a copy, so the bio is not advanced.
+        let mut iter = unsafe { (*bio).bi_iter };
+        while iter.bi_size > 0 {
+            // SAFETY: a data bio (type invariant) has `bi_size` bytes in its vector, and `iter`
+            // has not consumed them all, as `bi_size` is not zero.
+            let bv = unsafe { bindings::bio_iter_iovec(bio, iter) };
+            // INVARIANT: `bio_iter_iovec()` returns a single-page segment of the bio.
+            let mut seg = Segment {
+                page: bv.bv_page,
+                offset: bv.bv_offset,
+                len: bv.bv_len,
+                sector: iter.bi_sector,
+                _bio: PhantomData,
+                _dir: PhantomData,
+            };
+            f(&mut seg)?;
+            // SAFETY: as above; advances the copy by the segment just handled.
+            unsafe { bindings::bio_advance_iter_single(bio, &mut iter, bv.bv_len) };
+        }
+        Ok(())
+    }
+}
+
+/// A piece of a [`Bio`]'s data within one page: its memory and the sector it starts at. `D` is
+/// the bio's direction (see [`dir`]).
+///
+/// # Invariants
+///
+/// `page` is a page of the bio with `offset + len <= PAGE_SIZE`; the bio (and so the page) stays
+/// alive for `'a`. The bio's direction is `D`.
+pub struct Segment<'a, D> {
+    page: *mut bindings::page,
+    offset: u32,
+    len: u32,
+    sector: u64,
+    _bio: PhantomData<&'a mut Bio>,
+    _dir: PhantomData<D>,
+}
+
+impl<D> Segment<'_, D> {
+    /// Returns the sector the segment starts at.
+    pub fn sector(&self) -> u64 {
+        self.sector
+    }
+
+    /// Returns the length in bytes; never 0.
+    pub fn bytes(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Returns the offset in the page of `len` bytes from `offset` in the segment, if they are
+    /// within it.
+    fn range(&self, offset: usize, len: usize) -> Result<usize> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.bytes() => Ok(self.offset as usize + offset),
+            _ => Err(EINVAL),
+        }
+    }
+}
+
+impl Segment<'_, dir::Write> {
+    /// Copies `dst.len()` bytes of the segment, from `offset` on, into `dst`.
+    ///
+    /// Fails with [`EINVAL`] if the range is not within the segment. The copy is made by C
+    /// (`memcpy_from_page()`): someone else may write the segment's memory meanwhile (an
+    /// `O_DIRECT` buffer), which leaves the copied bytes unspecified but never exposes that
+    /// memory to Rust.
+    pub fn copy_to_slice(&self, offset: usize, dst: &mut [u8]) -> Result {
+        let start = self.range(offset, dst.len())?;
+        // SAFETY: the page is alive for `'a` (type invariant) and `start + dst.len()` is within
+        // it (checked by `range`); `dst` is valid for writes of `dst.len()` bytes.
+        unsafe { bindings::memcpy_from_page(dst.as_mut_ptr().cast(), self.page, start, dst.len()) };
+        Ok(())
+    }
+}
+
+impl Segment<'_, dir::Read> {
+    /// Copies `src` into the segment, from `offset` on.
+    ///
+    /// Fails with [`EINVAL`] if the range is not within the segment. The copy is made by C
+    /// (`memcpy_to_page()`): others may read or write the memory meanwhile (an `O_DIRECT`
+    /// buffer), which Rust never sees. A read's pages are the submitter's buffers for the data,
+    /// so filling them is what the bio asks for.
+    pub fn copy_from_slice(&mut self, offset: usize, src: &[u8]) -> Result {
+        let start = self.range(offset, src.len())?;
+        // SAFETY: the page is alive for `'a` (type invariant), and as a read's page it is memory
+        // the submitter asked to be filled; `start + src.len()` is within it (checked by
+        // `range`); `src` is valid for reads of `src.len()` bytes.
+        unsafe { bindings::memcpy_to_page(self.page, start, src.as_ptr().cast(), src.len()) };
+        Ok(())
+    }
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Static tables of sysfs attributes whose `show` and `store` are safe Rust functions.
+//!
+//! One [`Attribute`] type serves every object that has attributes. What it is attached to is its
+//! type parameter, an [`AttributeOwner`]: a device class ([`Class`](crate::class::Class),
+//! `/sys/class/<name>/`) or a bio-based disk (`block::bio::GenDisk`, `/sys/block/<disk>/`). The
+//! owner decides which C attribute the table holds (`device_attribute`, `class_attribute`) and
+//! what the callbacks receive: the owner's driver data and a context (the disk itself; nothing for
+//! a class).
+//!
+//! # Lifetimes
+//!
+//! sysfs keeps pointers to the C attributes for as long as the object has its attributes, and
+//! the block core may use a disk after its driver removed it. So a table is `'static`, in a
+//! `static` item: the C attributes then outlive every object they are attached to. A static
+//! table also gives each attribute a lockdep class of its own: sysfs keys an attribute's active
+//! reference with `attr.skey`, an object inside the attribute, when `attr.key` is null, as here
+//! (with one class for several attributes lockdep reports recursive locking of `kn->active` when
+//! an object is removed while its attributes are read).
+//!
+//! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
+
+use super::SysfsBuf;
+use crate::{
+    alloc::{flags::*, KBox, KVec},
+    bindings,
+    error::{code::*, Result},
+    ffi::c_char,
+    page::PAGE_SIZE,
+    str::CStr,
+    types::Opaque,
+};
+use core::{marker::PhantomPinned, pin::Pin};
+
+/// An object that has a table of [`Attribute`]s.
+///
+/// Implemented by the abstractions that register attributes (disks, classes), not by drivers.
+///
+/// # Safety
+///
+/// - `Raw` is the C attribute type (`device_attribute`, `class_attribute`): a `struct attribute`
+///   followed by a `show` of type `Option<CShow>` and a `store` of type `Option<CStore>`, which
+///   is the layout of `Raw<Self>`.
+/// - When sysfs calls `C_SHOW` or `C_STORE` with an attribute of a table registered on an
+///   object of `Self`, they call [`Attribute::show`] or [`Attribute::store`] on that attribute
+///   with the object's data and context, valid for the duration of the call.
+pub unsafe trait AttributeOwner: Sized + 'static {
+    /// The driver data the callbacks receive.
+    type Data;
+    /// What the callbacks receive about the object besides its data (`()` for nothing).
+    type Context;
+    /// The C attribute type.
+    type Raw;
+    /// The C type of the attribute's `show`.
+    type CShow: Copy + 'static;
+    /// The C type of the attribute's `store`.
+    type CStore: Copy + 'static;
+    /// The C `show` of every attribute of `Self`.
+    const C_SHOW: Self::CShow;
+    /// The C `store` of every attribute of `Self`.
+    const C_STORE: Self::CStore;
+}
+
+/// The `show` of an [`Attribute`]: writes the attribute's value into the buffer.
+pub type ShowFn<O> =
+    fn(&<O as AttributeOwner>::Data, &<O as AttributeOwner>::Context, &mut SysfsBuf<'_>) -> Result;
+
+/// The `store` of an [`Attribute`]: parses the input and applies it.
+pub type StoreFn<O> =
+    fn(&<O as AttributeOwner>::Data, &<O as AttributeOwner>::Context, &[u8]) -> Result;
+
+/// The C attribute of an [`Attribute<O>`], laid out as `O::Raw`.
+#[repr(C)]
+pub(crate) struct Raw<O: AttributeOwner> {
+    attr: bindings::attribute,
+    show: Option<O::CShow>,
+    store: Option<O::CStore>,
+}
+
+/// A sysfs attribute: the C attribute and the Rust `show` and `store` it forwards to.
+///
+/// Declare attributes in a `static` table (see the [module documentation](self)); registering a
+/// table that is not `'static` does not compile (checked by
+/// `tests/compile_fail/fail_bio_attrs_not_static.rs`).
+///
+/// # Examples
+///
+/// ```
+/// use core::fmt::Write;
+/// use kernel::{c_str, class::Class, sysfs::Attribute};
+///
+/// fn show(v: &u32, _: &(), buf: &mut kernel::sysfs::SysfsBuf<'_>) -> Result {
+///     writeln!(buf, "{v}").map_err(|_| EINVAL)
+/// }
+/// static ATTRS: [Attribute<Class<u32>>; 1] = [Attribute::ro(c_str!("answer"), show)];
+/// ```
+///
+/// # Invariants
+///
+/// `raw`'s `show` and `store` are `O::C_SHOW` and `O::C_STORE` exactly when `show` and `store`
+/// are set, and its name is a static C string.
+#[repr(C)]
+pub struct Attribute<O: AttributeOwner> {
+    raw: Opaque<Raw<O>>,
+    show: Option<ShowFn<O>>,
+    store: Option<StoreFn<O>>,
+}
+
+// SAFETY: the C side only reads the attribute (and takes its lockdep key's address); the Rust
+// callbacks are plain functions.
+unsafe impl<O: AttributeOwner> Sync for Attribute<O> {}
+
+impl<O: AttributeOwner> Attribute<O> {
+    /// An attribute `name` with permissions `mode`, `show` and `store`. Reading an attribute
+    /// that has no `show`, or writing one that has no `store`, fails with `EIO`, as in C.
+    ///
+    /// `mode` must be a permission (at most `0o777`) that others cannot write, as sysfs demands
+    /// (`VERIFY_OCTAL_PERMISSIONS()`); in a `static` that is checked at compile time (checked by
+    /// `tests/compile_fail/fail_sysfs_attr_world_writable.rs`).
+    pub const fn new(
+        name: &'static CStr,
+        mode: u16,
+        show: Option<ShowFn<O>>,
+        store: Option<StoreFn<O>>,
+    ) -> Self {
+        const {
+            assert!(core::mem::size_of::<Raw<O>>() == core::mem::size_of::<O::Raw>());
+            assert!(core::mem::align_of::<Raw<O>>() == core::mem::align_of::<O::Raw>());
+        }
+        assert!(mode & !0o777 == 0, "an attribute's mode is a permission");
+        assert!(
+            mode & 0o002 == 0,
+            "sysfs attributes may not be world-writable"
+        );
+        // SAFETY: all zeroes is a valid `attribute`: no name, no lockdep key.
+        let mut attr: bindings::attribute = unsafe { core::mem::zeroed() };
+        attr.name = name.as_char_ptr();
+        attr.mode = mode;
+        // INVARIANT: the C callbacks are set exactly for the Rust ones; the name is static.
+        Attribute {
+            raw: Opaque::new(Raw {
+                attr,
+                show: if show.is_some() {
+                    Some(O::C_SHOW)
+                } else {
+                    None
+                },
+                store: if store.is_some() {
+                    Some(O::C_STORE)
+                } else {
+                    None
+                },
+            }),
+            show,
+            store,
+        }
+    }
+
+    /// A read-only attribute (0444).
+    pub const fn ro(name: &'static CStr, show: ShowFn<O>) -> Self {
+        Self::new(name, 0o444, Some(show), None)
+    }
+
+    /// A write-only attribute (0200).
+    pub const fn wo(name: &'static CStr, store: StoreFn<O>) -> Self {
+        Self::new(name, 0o200, None, Some(store))
+    }
+
+    /// A read-write attribute (0644).
+    pub const fn rw(name: &'static CStr, show: ShowFn<O>, store: StoreFn<O>) -> Self {
+        Self::new(name, 0o644, Some(show), Some(store))
+    }
+
+    /// Returns the `struct attribute` inside the C attribute.
+    fn as_raw(&self) -> *mut bindings::attribute {
+        // The `attribute` is the first field of `Raw`, which `Opaque` wraps transparently.
+        self.raw.get().cast()
+    }
+
+    /// Returns the address of the lockdep key sysfs gives this attribute's active reference, or
+    /// 0 without `CONFIG_DEBUG_LOCK_ALLOC`. Distinct attributes have distinct keys.
+    pub fn lock_class_key(&self) -> usize {
+        #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+        {
+            // SAFETY: `as_raw` points to the attribute inside `self`; only a field's address is
+            // taken.
+            unsafe { core::ptr::addr_of!((*self.as_raw()).skey) as usize }
+        }
+        #[cfg(not(CONFIG_DEBUG_LOCK_ALLOC))]
+        0
+    }
+
+    /// Returns the attribute whose C attribute `raw` is.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must point to the C attribute of an `Attribute<O>` that lives for `'a` (sysfs passes
+    /// its callbacks one of the attributes registered, which are `'static`).
+    pub(crate) unsafe fn from_raw<'a>(raw: *const O::Raw) -> &'a Self {
+        // SAFETY: the C attribute is the first field of the `#[repr(C)]` `Attribute<O>` (`Opaque`
+        // is transparent); it lives for `'a` by the caller's promise.
+        unsafe { &*raw.cast::<Self>() }
+    }
+
+    /// Runs `show` for sysfs: returns the length written into `buf`, or an error code.
+    ///
+    /// # Safety
+    ///
+    /// `buf` must be the page-sized buffer sysfs hands a `show`.
+    pub(crate) unsafe fn show(&self, data: &O::Data, ctx: &O::Context, buf: *mut c_char) -> isize {
+        let Some(show) = self.show else {
+            return EIO.to_errno() as isize;
+        };
+        // SAFETY: sysfs gives a `show` a page-sized buffer, by the caller's promise, which
+        // nothing else uses during the call.
+        let page = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), PAGE_SIZE) };
+        let mut out = SysfsBuf::new(page);
+        match show(data, ctx, &mut out) {
+            Ok(()) => out.len() as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// Runs `store` for sysfs: returns `count`, or an error code.
+    ///
+    /// # Safety
+    ///
+    /// `buf` must point to `count` bytes that stay unchanged during the call, as sysfs hands a
+    /// `store`.
+    pub(crate) unsafe fn store(
+        &self,
+        data: &O::Data,
+        ctx: &O::Context,
+        buf: *const c_char,
+        count: usize,
+    ) -> isize {
+        let Some(store) = self.store else {
+            return EIO.to_errno() as isize;
+        };
+        // SAFETY: `buf` holds `count` readable bytes, by the caller's promise.
+        let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
+        match store(data, ctx, input) {
+            Ok(()) => count as isize,
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+}
+
+/// The attribute group of a table, and the null-terminated group list that points to it, as
+/// `device_add_disk()` and `class_register()` take them.
+///
+/// # Invariants
+///
+/// `group.attrs` points to `ptrs`, which holds the C attributes of a `'static` table followed by
+/// a null pointer, and `groups` holds `&group` followed by a null pointer. It is pinned, so these
+/// pointers stay valid while it lives.
+pub(crate) struct Group {
+    ptrs: KVec<*mut bindings::attribute>,
+    group: bindings::attribute_group,
+    groups: [*const bindings::attribute_group; 2],
+    _pin: PhantomPinned,
+}
+
+// SAFETY: the group is only read, by sysfs, after it is set up.
+unsafe impl Send for Group {}
+
+// SAFETY: as above.
+unsafe impl Sync for Group {}
+
+impl Group {
+    /// A group of the attributes of `attrs`.
+    pub(crate) fn new<O: AttributeOwner>(
+        attrs: &'static [Attribute<O>],
+    ) -> Result<Pin<KBox<Self>>> {
+        let mut ptrs = KVec::with_capacity(attrs.len() + 1, GFP_KERNEL)?;
+        for a in attrs {
+            ptrs.push(a.as_raw(), GFP_KERNEL)?;
+        }
+        ptrs.push(core::ptr::null_mut(), GFP_KERNEL)?;
+        let mut g = KBox::pin(
+            Group {
+                ptrs,
+                // SAFETY: all zeroes is a valid `attribute_group`: no name, no callbacks.
+                group: unsafe { core::mem::zeroed() },
+                groups: [core::ptr::null(); 2],
+                _pin: PhantomPinned,
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: the fields are filled in place and the group is never moved out of its box.
+        let this = unsafe { g.as_mut().get_unchecked_mut() };
+        this.group.attrs = this.ptrs.as_mut_ptr();
+        this.groups[0] = core::ptr::addr_of!(this.group);
+        // INVARIANT: the pointers were set up just now, in the pinned box.
+        Ok(g)
+    }
+
+    /// Returns the null-terminated list of groups, valid while `self` lives.
+    pub(crate) fn groups(&self) -> *mut *const bindings::attribute_group {
+        self.groups.as_ptr().cast_mut()
+    }
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The pool: allocation, bulk free, compaction and statistics.
+
+use super::*;
+use crate::{
+    alloc::{flags::*, Flags, KVec},
+    bindings,
+    error::{code::*, from_err_ptr, Result},
+    ffi::c_void,
+    page::PAGE_SIZE,
+    str::CStr,
+};
+use core::{
+    num::NonZeroUsize,
+    ptr::NonNull,
+    sync::atomic::{AtomicUsize, Ordering},
+};
+
+/// The largest object a pool stores: one page.
+pub const MAX_ALLOC_SIZE: usize = PAGE_SIZE;
+
+/// A zsmalloc pool.
+///
+/// Dropping it destroys the pool if every object has been freed. If not (an object was leaked
+/// with [`core::mem::forget`]), the pool is leaked, with an error in the log: `zs_destroy_pool()`
+/// does not free objects, and their pages would stay reachable by page migration after the
+/// pool's memory is gone.
+///
+/// # Invariants
+///
+/// - `ptr` points to a pool created by `zs_create_pool()` that this object owns.
+/// - `live` counts the objects allocated and not yet freed.
+/// - `capacity[i]` is the largest size in `1..=MAX_ALLOC_SIZE` that `zs_malloc()` places in the
+///   size class of index `i` (0 if it places none there), so every object of that class has at
+///   least that many bytes; every class index the pool returns is below `capacity.len()`.
+pub struct Pool {
+    pub(super) ptr: NonNull<bindings::zs_pool>,
+    pub(super) live: AtomicUsize,
+    pub(super) capacity: KVec<u32>,
+}
+
+// SAFETY: every zsmalloc function that takes a pool may be called from any thread; the pool has
+// no thread affinity.
+unsafe impl Send for Pool {}
+
+// SAFETY: zsmalloc serialises concurrent calls on one pool internally (class locks, the migrate
+// lock and atomics); `live` is atomic and `capacity` is only read after `new`.
+unsafe impl Sync for Pool {}
+
+/// Pool statistics; see [`Pool::stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Pages released by compaction over the pool's life.
+    pub pages_compacted: usize,
+}
+
+impl Pool {
+    /// Creates a pool; `name` shows up in `/proc/slabinfo` and the debugfs statistics.
+    ///
+    /// Fails with [`ENOMEM`] if the pool cannot be allocated. Context: process context; sleeps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// assert_eq!(pool.total_pages(), 0);
+    /// assert_eq!(pool.live_objects(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn new(name: &CStr) -> Result<Self> {
+        // SAFETY: `name` is a valid NUL-terminated string; zsmalloc copies it.
+        let ptr = unsafe { bindings::zs_create_pool(name.as_char_ptr()) };
+        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        let mut pool = Pool {
+            ptr,
+            live: AtomicUsize::new(0),
+            capacity: KVec::new(),
+        };
+        // From here an error drops `pool`, which destroys the empty C pool. Class indices grow
+        // with the size, so the largest size has the largest index.
+        let classes = pool.lookup_class(MAX_ALLOC_SIZE) as usize + 1;
+        let mut capacity = KVec::from_elem(0u32, classes, GFP_KERNEL)?;
+        for size in 1..=MAX_ALLOC_SIZE {
+            // Sizes ascend, so the last size seen for a class is its largest.
+            if let Some(c) = capacity.get_mut(pool.lookup_class(size) as usize) {
+                *c = size as u32;
+            }
+        }
+        // INVARIANT: the pool was just created, is owned by nobody else and holds no objects;
+        // `capacity` was filled from zsmalloc's own class lookup over every size, which is what
+        // `zs_malloc()` uses to place an object.
+        pool.capacity = capacity;
+        Ok(pool)
+    }
+
+    pub(super) fn raw(&self) -> *mut bindings::zs_pool {
+        self.ptr.as_ptr()
+    }
+
+    /// The class index of `size`, which must be in `1..=MAX_ALLOC_SIZE`.
+    pub(super) fn lookup_class(&self, size: usize) -> u32 {
+        // SAFETY: the pool is valid by the type invariant; zsmalloc accepts any size (it clamps
+        // sizes above the largest class) and `size` fits in a `u32` since it is at most a page.
+        unsafe { bindings::zs_lookup_class_index(self.raw(), size as u32) }
+    }
+
+    /// The number of bytes every object of class `index` can hold; 0 for an unknown index.
+    pub(super) fn capacity_of(&self, index: u32) -> usize {
+        self.capacity.get(index as usize).map_or(0, |&c| c as usize)
+    }
+
+    /// Allocates an object of `size` bytes, which can hold up to its class's capacity.
+    ///
+    /// The object is uninitialised and cannot be read: write it with [`NewObject::write`]. It is
+    /// freed if dropped unwritten. `flags` says how hard to try (for example [`GFP_NOWAIT`] on a
+    /// fast path, then [`GFP_KERNEL`]); the pool adds `__GFP_HIGHMEM | __GFP_MOVABLE` itself, since
+    /// its pages can always be migrated.
+    ///
+    /// Fails with [`EINVAL`] if `size` is 0, with [`E2BIG`] if it exceeds [`MAX_ALLOC_SIZE`], and
+    /// with [`ENOMEM`] if memory is short.
+    ///
+    /// Context: task context, never interrupt context; sleeps only if `flags` allow it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::{Pool, MAX_ALLOC_SIZE}};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let obj = pool.alloc(100, GFP_KERNEL)?;
+    /// assert!(obj.capacity() >= 100);
+    /// assert_eq!(pool.alloc(0, GFP_KERNEL).err(), Some(EINVAL));
+    /// assert_eq!(pool.alloc(MAX_ALLOC_SIZE + 1, GFP_KERNEL).err(), Some(E2BIG));
+    /// drop(obj);
+    /// assert_eq!(pool.live_objects(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn alloc(&self, size: usize, flags: Flags) -> Result<NewObject<'_>> {
+        if size == 0 {
+            return Err(EINVAL);
+        }
+        if size > MAX_ALLOC_SIZE {
+            return Err(E2BIG);
+        }
+        let gfp = flags.as_raw() | bindings::__GFP_HIGHMEM | bindings::__GFP_MOVABLE;
+        // SAFETY: `self.raw()` is a valid pool by the type invariant; `size` is in range.
+        let raw = unsafe { bindings::zs_malloc(self.raw(), size, gfp) };
+        // zs_malloc() returns an error pointer on failure.
+        from_err_ptr(raw as *mut c_void)?;
+        let raw = NonZeroUsize::new(raw).ok_or(ENOMEM)?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: `raw` is a new handle of this pool, owned by the result and counted in
+        // `live`.
+        Ok(NewObject(Object { raw, pool: self }))
+    }
+
+    /// Frees many objects, taking each size class's lock once per batch of up to 64.
+    ///
+    /// Objects of another pool are freed one by one into their own pool.
+    ///
+    /// Context: task context, never interrupt context; does not sleep.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let mut v = KVec::new();
+    /// for size in 1..200 {
+    ///     v.push(pool.alloc(size * 20, GFP_KERNEL)?.write(&[1; 20])?, GFP_KERNEL)?;
+    /// }
+    /// pool.free_bulk(v);
+    /// assert_eq!(pool.total_pages(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn free_bulk<'h>(&self, handles: impl IntoIterator<Item = Handle<'h>>) {
+        const BATCH: usize = 64;
+        let mut raw = [0usize; BATCH];
+        let mut n = 0;
+        for h in handles {
+            if !core::ptr::eq(h.pool(), self) {
+                // Freed into the pool that allocated it.
+                drop(h);
+                continue;
+            }
+            // The object's ownership moves into `raw`.
+            raw[n] = h.into_raw();
+            n += 1;
+            if n == BATCH {
+                self.free_raw(&mut raw);
+                n = 0;
+            }
+        }
+        self.free_raw(&mut raw[..n]);
+    }
+
+    /// Frees the handles in `raw`, which the caller took out of [`Handle`]s of this pool.
+    pub(super) fn free_raw(&self, raw: &mut [usize]) {
+        if raw.is_empty() {
+            return;
+        }
+        // Each entry was taken with `Handle::into_raw` from a handle of this pool (checked by
+        // address: a handle borrows its pool, so no other live pool has that address).
+        // SAFETY: the pool is valid and each entry a live handle of it, freed exactly once here;
+        // zs_free_bulk() only sorts and frees the array's entries.
+        unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) };
+        self.live.fetch_sub(raw.len(), Ordering::Relaxed);
+    }
+
+    /// Returns the number of objects allocated and not yet freed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let h = pool.alloc(10, GFP_KERNEL)?;
+    /// assert_eq!(pool.live_objects(), 1);
+    /// drop(h);
+    /// assert_eq!(pool.live_objects(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn live_objects(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Moves objects out of sparsely used pages and frees the pages this empties.
+    ///
+    /// Returns the number of pages freed. Context: process context; may sleep.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// assert_eq!(pool.compact(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn compact(&self) -> usize {
+        // SAFETY: the pool is valid.
+        unsafe { bindings::zs_compact(self.raw()) as usize }
+    }
+
+    /// Returns the number of pages the pool holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let h = pool.alloc(1000, GFP_KERNEL)?.write(&[7; 1000])?;
+    /// assert!(pool.total_pages() >= 1);
+    /// drop(h);
+    /// assert_eq!(pool.total_pages(), 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn total_pages(&self) -> usize {
+        // SAFETY: the pool is valid.
+        unsafe { bindings::zs_get_total_pages(self.raw()) as usize }
+    }
+
+    /// Returns the pool's statistics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// assert_eq!(pool.stats().pages_compacted, 0);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let mut s = bindings::zs_pool_stats::default();
+        // SAFETY: the pool is valid and `s` is a writable `zs_pool_stats`.
+        unsafe { bindings::zs_pool_stats(self.raw(), &mut s) };
+        Stats {
+            pages_compacted: s.pages_compacted.counter as usize,
+        }
+    }
+
+    /// Returns the smallest object size that the pool stores in a class of its own, one object
+    /// per page ("huge"). Objects at least this large gain nothing from compression.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::{Pool, MAX_ALLOC_SIZE}};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// assert!(pool.huge_class_size() <= MAX_ALLOC_SIZE);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn huge_class_size(&self) -> usize {
+        // SAFETY: the pool is valid.
+        unsafe { bindings::zs_huge_class_size(self.raw()) }
+    }
+
+    /// Returns the index of the size class that stores objects of `size` bytes.
+    ///
+    /// Fails with [`EINVAL`] if `size` is 0 or larger than [`MAX_ALLOC_SIZE`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let obj = pool.alloc(200, GFP_KERNEL)?;
+    /// assert_eq!(obj.class_index(), pool.class_index_for(200)?);
+    /// assert!(pool.class_index_for(100)? <= pool.class_index_for(200)?);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn class_index_for(&self, size: usize) -> Result<u32> {
+        if size == 0 || size > MAX_ALLOC_SIZE {
+            return Err(EINVAL);
+        }
+        Ok(self.lookup_class(size))
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let live = *self.live.get_mut();
+        if live != 0 {
+            // zs_destroy_pool() does not free objects: their pages would stay reachable by
+            // migration after the pool is gone. Leaking the pool is the only safe choice.
+            crate::pr_err!("zsmalloc: pool dropped with {live} objects allocated; leaking it\n");
+            return;
+        }
+        // SAFETY: the pool is valid, owned by `self` and empty; nothing can use it after this:
+        // every object borrows the pool or is owned by a `Table` that holds a reference to it,
+        // and so does every `Deferred` of the pool.
+        unsafe { bindings::zs_destroy_pool(self.raw()) };
+    }
+}

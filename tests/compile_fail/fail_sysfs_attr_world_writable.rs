@@ -1,0 +1,15 @@
+// expect: sysfs attributes may not be world-writable
+// SPDX-License-Identifier: GPL-2.0
+
+//! An attribute others may write is refused when the static table is built, as sysfs's
+//! `VERIFY_OCTAL_PERMISSIONS()` refuses it in C. Documented at `kernel::sysfs::Attribute::new`.
+
+use kernel::{c_str, class::Class, prelude::*, sysfs::Attribute};
+
+fn store(_: &u32, _: &(), _: &[u8]) -> Result {
+    Ok(())
+}
+
+/// A world-writable attribute.
+pub static ATTRS: [Attribute<Class<u32>>; 1] =
+    [Attribute::new(c_str!("a"), 0o666, None, Some(store))];

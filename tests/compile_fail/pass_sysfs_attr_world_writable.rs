@@ -1,0 +1,14 @@
+// expect: compiles
+// SPDX-License-Identifier: GPL-2.0
+
+//! Control of `fail_sysfs_attr_world_writable.rs`: only the owner may write.
+
+use kernel::{c_str, class::Class, prelude::*, sysfs::Attribute};
+
+fn store(_: &u32, _: &(), _: &[u8]) -> Result {
+    Ok(())
+}
+
+/// An attribute only its owner may write.
+pub static ATTRS: [Attribute<Class<u32>>; 1] =
+    [Attribute::new(c_str!("a"), 0o644, None, Some(store))];
