@@ -32,6 +32,9 @@ struct Inner<T: Send + Sync + 'static> {
 /// callback, which may run after [`Class`] is dropped (when the last reference to the class's
 /// kobject goes); `T` is dropped then.
 ///
+/// Dropping it unregisters the class, which waits for running attribute callbacks: it must not be
+/// dropped from one of its own attribute callbacks, which would wait for itself.
+///
 /// # Invariants
 ///
 /// `inner` points to an `Inner<T>` whose `class` is registered; it stays valid until the class's

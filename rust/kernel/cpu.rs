@@ -11,8 +11,16 @@ use crate::bindings;
 
 /// Returns the number of CPU ids (`nr_cpu_ids`): every CPU number is below it.
 pub fn nr_cpu_ids() -> u32 {
+    // `nr_cpu_ids` is a macro for the constant when there can be only one CPU id.
+    #[cfg(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS))]
+    {
+        bindings::CONFIG_NR_CPUS
+    }
+    #[cfg(not(any(CONFIG_NR_CPUS = "1", CONFIG_FORCE_NR_CPUS)))]
     // SAFETY: `nr_cpu_ids` is set during early boot and read-only afterwards.
-    unsafe { bindings::nr_cpu_ids }
+    unsafe {
+        bindings::nr_cpu_ids
+    }
 }
 
 /// Returns the number of online CPUs, which may change at any time.
@@ -37,11 +45,6 @@ impl CpuId {
         let cpu = unsafe { bindings::raw_smp_processor_id() };
         // INVARIANT: the CPU the caller runs on has a number below `nr_cpu_ids`.
         CpuId(cpu)
-    }
-
-    /// Returns the number.
-    pub fn as_u32(self) -> u32 {
-        self.0
     }
 
     /// Returns the number as an index.

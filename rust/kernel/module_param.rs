@@ -72,7 +72,10 @@ impl_module_param!(
 /// # Invariants
 ///
 /// `value` is written only by the kernel's parameter parsing, which finishes before the module's
-/// code runs (at boot for a built-in module, at load otherwise): its sysfs file is read-only.
+/// code runs: at boot for a built-in module (`parse_args()` in `start_kernel()`), before `init` for
+/// a loadable one (`load_module()`). Nothing writes it afterwards: its `kernel_param` has no write
+/// permission, so sysfs installs no `store` for it (`add_sysfs_param()` in `kernel/params.c`; a
+/// later `chmod` of the file does not add one).
 pub struct ModuleParamAccess<T> {
     value: UnsafeCell<T>,
 }
@@ -84,7 +87,8 @@ impl<T: ModuleParam> ModuleParamAccess<T> {
     /// The storage of a parameter, holding `default` until the kernel parses a value.
     #[doc(hidden)]
     pub const fn new(default: T) -> Self {
-        // INVARIANT: registered only by `module!`, read-only in sysfs.
+        // INVARIANT: nothing writes the value but the parser its `KernelParam`, read-only, sets
+        // up (`KernelParam::new`'s contract).
         ModuleParamAccess {
             value: UnsafeCell::new(default),
         }

@@ -1,7 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! sysfs attributes: static tables of attributes whose callbacks are safe Rust
-//! ([`Attribute`], in `sysfs/attribute.rs`), and the buffer a `show` writes into ([`SysfsBuf`]).
+//! Static tables of sysfs attributes whose `show` and `store` are safe Rust functions.
+//!
+//! One [`Attribute`] type serves every object that has attributes. What it is attached to is its
+//! type parameter, an [`AttributeOwner`]: a device class ([`Class`](crate::class::Class),
+//! `/sys/class/<name>/`) or a bio-based disk (`block::bio::GenDisk`, `/sys/block/<disk>/`). The
+//! owner decides which C attribute the table holds (`device_attribute`, `class_attribute`) and
+//! what the callbacks receive: the owner's driver data and a context (the disk itself; nothing for
+//! a class).
+//!
+//! # Lifetimes
+//!
+//! sysfs keeps pointers to the C attributes for as long as the object has its attributes, and
+//! the block core may use a disk after its driver removed it. So a table is `'static`: the C
+//! attributes then outlive every object they are attached to. Declare it as a `static` item: that
+//! also gives each attribute a lockdep class of its own, since sysfs keys an attribute's active
+//! reference with `attr.skey`, an object inside the attribute, when `attr.key` is null, as here
+//! (with one class for several attributes lockdep reports recursive locking of `kn->active` when
+//! an object is removed while its attributes are read). The types only ask for `'static`: a
+//! table leaked from the heap is memory-safe too, but lockdep refuses keys outside static memory
+//! ("key not registered") and turns itself off.
+//!
+//! A `show` writes into a [`SysfsBuf`], the page sysfs hands it.
 //!
 //! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
 

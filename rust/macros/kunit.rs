@@ -7,10 +7,13 @@
 //! change when this implementation is dropped for upstream's: `assert!` and `assert_eq!` inside
 //! the module report to KUnit, a test may return `()` or a `Result` (an error fails it), a
 //! `#[cfg]` on a test makes it a skipped case when the condition is off, and the module is built
-//! only with `CONFIG_KUNIT=y`. The registration differs: the cases, the suite and its entry in
-//! `.kunit_test_suites` are the `static`s of `kernel::kunit` (no `static mut`).
+//! only with `CONFIG_KUNIT=y`. Two things differ. A failed `assert!` marks the case failed and
+//! the case continues, as `KUNIT_EXPECT_*()` does; upstream's ends the thread without running
+//! destructors (it calls `__kunit_abort()`), which leaves held locks and mappings behind. And the
+//! cases, the suite and its entry in `.kunit_test_suites` are the `static`s of `kernel::kunit`
+//! (no `static mut`).
 
-use proc_macro::{Delimiter, Group, Span, TokenStream, TokenTree};
+use proc_macro::{Delimiter, Group, TokenStream, TokenTree};
 use std::fmt::Write;
 
 fn is_test_attr(group: &Group) -> bool {
@@ -94,8 +97,6 @@ pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
 
     // The registration: one `TestCase` type per function, the case list, the suite and its entry
     // in the section KUnit scans.
-    // `assert!` and `assert_eq!` report to KUnit within the module, as with upstream's macro.
-    let file = Span::call_site().file();
     let mut reg = String::new();
     let mut cases = String::new();
     for (t, cfg) in &tests {
@@ -132,26 +133,45 @@ pub(crate) fn kunit_tests(attr: TokenStream, ts: TokenStream) -> TokenStream {
          #[used]
          #[link_section = \".kunit_test_suites\"]
          static __KUNIT_SUITE_ENTRY: ::kernel::kunit::SuiteEntry =
-             ::kernel::kunit::SuiteEntry::new(&__KUNIT_SUITE);",
+             // SAFETY: the only entry of `__KUNIT_SUITE`, which is private to this expansion.
+             unsafe {{ ::kernel::kunit::SuiteEntry::new(&__KUNIT_SUITE) }};",
         n = tests.len()
     )
     .unwrap();
     out.extend(reg.parse::<TokenStream>().unwrap());
 
-    let asserts = format!(
-        "#[allow(unused_macros)]
-         macro_rules! assert {{
-             ($cond:expr $(,)?) => {{{{
-                 ::kernel::kunit_assert!(\"{suite}\", \"{file}\", 0, $cond);
-             }}}}
-         }}
+    // A failed check marks the case failed and the case goes on (`KUNIT_EXPECT_*()`), where
+    // upstream's ends the thread without running destructors: a check that fails while a guard
+    // is held would otherwise leave a lock held or a mapping taken for the rest of the boot.
+    let asserts = "#[allow(unused_macros)]
+         macro_rules! assert {
+             ($cond:expr $(,)?) => {{
+                 if !$cond {
+                     ::kernel::kunit::fail(::core::format_args!(
+                         \"Expected {} to be true, but is false\",
+                         ::core::stringify!($cond)
+                     ));
+                 }
+             }};
+         }
          #[allow(unused_macros)]
-         macro_rules! assert_eq {{
-             ($left:expr, $right:expr $(,)?) => {{{{
-                 ::kernel::kunit_assert_eq!(\"{suite}\", \"{file}\", 0, $left, $right);
-             }}}}
-         }}"
-    );
+         macro_rules! assert_eq {
+             ($left:expr, $right:expr $(,)?) => {{
+                 match (&$left, &$right) {
+                     (l, r) => {
+                         if !(*l == *r) {
+                             ::kernel::kunit::fail(::core::format_args!(
+                                 \"Expected {} == {}, but {:?} != {:?}\",
+                                 ::core::stringify!($left),
+                                 ::core::stringify!($right),
+                                 l,
+                                 r
+                             ));
+                         }
+                     }
+                 }
+             }};
+         }";
     let mut body: Vec<TokenTree> = asserts
         .parse::<TokenStream>()
         .unwrap()

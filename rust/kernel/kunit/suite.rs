@@ -10,11 +10,13 @@
 //! `kunit_test_suites()`, so `kunit.py` runs and reports Rust suites like C ones.
 //!
 //! A test case is a function taking no arguments and returning `()` or [`Result`]. Returning an
-//! error fails the case. Inside the module `assert!` and `assert_eq!` are KUnit assertions
-//! (`kunit_assert!`): a failed one marks the case failed, logs where and why in KUnit's format and
-//! ends the case, like C's `KUNIT_ASSERT_*()`. A `#[cfg]` on a test whose condition is off makes
-//! it a skipped case. This is the shape of the `#[kunit_tests]` upstream merged in 6.15, so the
-//! tests do not change when this implementation gives way to upstream's.
+//! error fails the case. Inside the module `assert!` and `assert_eq!` report to KUnit: a failed
+//! one marks the case failed, logs where and why in KUnit's format, and lets the case continue,
+//! like C's `KUNIT_EXPECT_*()`. (Upstream's ends the test's thread without running destructors,
+//! which would leave a lock held or a mapping taken when a check fails under a guard.) A `#[cfg]`
+//! on a test whose condition is off makes it a skipped case. Otherwise this is the shape of the
+//! `#[kunit_tests]` upstream merged in 6.15, so the tests do not change when this implementation
+//! gives way to upstream's.
 //!
 //! C header: [`include/kunit/test.h`](srctree/include/kunit/test.h)
 //!
@@ -49,6 +51,7 @@ use crate::{bindings, error::Result, str::CStr};
 use core::{cell::UnsafeCell, fmt, panic::Location};
 
 /// A test case body, implemented by the types [`#[kunit_tests]`](macros::kunit_tests) generates.
+#[doc(hidden)]
 pub trait TestCase {
     /// Runs the case; KUnit has already made it the current test of this thread.
     fn run();
@@ -124,11 +127,12 @@ unsafe extern "C" fn run_case<T: TestCase>(_test: *mut bindings::kunit) {
 ///
 /// The wrapped `kunit_case` is either all zeroes (the array terminator) or has a valid
 /// `run_case` and a `name` pointing to a `'static` NUL-terminated string.
+#[doc(hidden)]
 #[repr(transparent)]
 pub struct Case(UnsafeCell<bindings::kunit_case>);
 
-// SAFETY: Rust code never accesses the case after construction; KUnit writes to it only while it
-// runs the suite, from one thread at a time.
+// SAFETY: Rust code never accesses the case after construction; only KUnit writes to it (while
+// it runs the suite, possibly from several threads through debugfs, which is KUnit's business).
 unsafe impl Sync for Case {}
 
 impl Case {
@@ -142,7 +146,7 @@ impl Case {
 
     /// Creates the case `name`, whose body is `T::run`.
     pub const fn new<T: TestCase>(name: &'static CStr) -> Case {
-        // SAFETY: as in `END`, all zeroes is a valid `kunit_case`.
+        // SAFETY: as in `end`, all zeroes is a valid `kunit_case`.
         let mut case: bindings::kunit_case = unsafe { core::mem::zeroed() };
         case.run_case = Some(run_case::<T>);
         case.name = name.as_char_ptr();
@@ -158,6 +162,7 @@ impl Case {
 /// In memory this is `N + 1` consecutive `kunit_case`s, the last of them the all-zero terminator:
 /// `#[repr(C)]` lays `end` out right after `cases`, with no padding since the two have the same
 /// type.
+#[doc(hidden)]
 #[repr(C)]
 pub struct CaseList<const N: usize> {
     cases: [Case; N],
@@ -180,11 +185,11 @@ impl<const N: usize> CaseList<N> {
 /// # Invariants
 ///
 /// `test_cases` points to a `'static` array of cases terminated by an all-zero case.
+#[doc(hidden)]
 #[repr(transparent)]
 pub struct Suite(UnsafeCell<bindings::kunit_suite>);
 
-// SAFETY: Rust code never accesses the suite after construction; KUnit writes to it only while it
-// runs it.
+// SAFETY: Rust code never accesses the suite after construction; only KUnit writes to it.
 unsafe impl Sync for Suite {}
 
 impl Suite {
@@ -213,6 +218,7 @@ impl Suite {
 }
 
 /// The pointer to a [`Suite`] that goes into the `.kunit_test_suites` section.
+#[doc(hidden)]
 #[repr(transparent)]
 pub struct SuiteEntry(*const Suite);
 
@@ -221,7 +227,12 @@ unsafe impl Sync for SuiteEntry {}
 
 impl SuiteEntry {
     /// Creates the section entry for `suite`.
-    pub const fn new(suite: &'static Suite) -> SuiteEntry {
+    ///
+    /// # Safety
+    ///
+    /// It must be the only entry of `suite` in `.kunit_test_suites`: KUnit sets a suite up and
+    /// tears it down once per entry, and tearing it down twice frees its log twice.
+    pub const unsafe fn new(suite: &'static Suite) -> SuiteEntry {
         SuiteEntry(suite)
     }
 }
@@ -230,8 +241,9 @@ impl SuiteEntry {
 ///
 /// Outside a KUnit test (for example in a thread a test spawned) the failure cannot be attached to
 /// a case; it is logged as an error instead.
+#[doc(hidden)]
 #[track_caller]
-fn fail(msg: fmt::Arguments<'_>) {
+pub fn fail(msg: fmt::Arguments<'_>) {
     let loc = Location::caller();
     // SAFETY: FFI call without safety requirements.
     let test = unsafe { bindings::kunit_get_current_test() };

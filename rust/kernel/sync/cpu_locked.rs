@@ -7,7 +7,10 @@
 //! caller runs on. The lock is uncontended unless the caller migrates between looking up its CPU
 //! and locking (or another thread does the same), and it keeps the access correct when that
 //! happens, which a bare per-CPU pointer would not.
-//! While the value is locked preemption is disabled, so `f` must not sleep.
+//! While the value is locked preemption is disabled (except on `PREEMPT_RT`, where the spinlock
+//! sleeps), so `f` must not sleep. The locks do not disable interrupts: never from interrupt
+//! context. All the locks of all `CpuLocked`s are one lockdep class, so holding two at once
+//! (of two `CpuLocked`s, or two CPUs' values of one) is reported as recursive locking.
 //!
 //! C header: [`include/linux/smp.h`](srctree/include/linux/smp.h)
 

@@ -1,25 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Static tables of sysfs attributes whose `show` and `store` are safe Rust functions.
-//!
-//! One [`Attribute`] type serves every object that has attributes. What it is attached to is its
-//! type parameter, an [`AttributeOwner`]: a device class ([`Class`](crate::class::Class),
-//! `/sys/class/<name>/`) or a bio-based disk (`block::bio::GenDisk`, `/sys/block/<disk>/`). The
-//! owner decides which C attribute the table holds (`device_attribute`, `class_attribute`) and
-//! what the callbacks receive: the owner's driver data and a context (the disk itself; nothing for
-//! a class).
-//!
-//! # Lifetimes
-//!
-//! sysfs keeps pointers to the C attributes for as long as the object has its attributes, and
-//! the block core may use a disk after its driver removed it. So a table is `'static`, in a
-//! `static` item: the C attributes then outlive every object they are attached to. A static
-//! table also gives each attribute a lockdep class of its own: sysfs keys an attribute's active
-//! reference with `attr.skey`, an object inside the attribute, when `attr.key` is null, as here
-//! (with one class for several attributes lockdep reports recursive locking of `kn->active` when
-//! an object is removed while its attributes are read).
-//!
-//! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
+//! [`Attribute`]: one static table type for the attributes of disks and classes; see the
+//! documentation of [`kernel::sysfs`](crate::sysfs).
 
 use super::SysfsBuf;
 use crate::{
@@ -43,13 +25,13 @@ use core::{marker::PhantomPinned, pin::Pin};
 ///   followed by a `show` of type `Option<CShow>` and a `store` of type `Option<CStore>`, which
 ///   is the layout of `Raw<Self>`.
 /// - When sysfs calls `C_SHOW` or `C_STORE` with an attribute of a table registered on an
-///   object of `Self`, they call [`Attribute::show`] or [`Attribute::store`] on that attribute
+///   object of `Self`, they call `Attribute::show` or `Attribute::store` on that attribute
 ///   with the object's data and context, valid for the duration of the call.
 pub unsafe trait AttributeOwner: Sized + 'static {
-    /// The driver data the callbacks receive.
-    type Data;
+    /// The driver data the callbacks receive; sysfs runs callbacks concurrently.
+    type Data: Sync;
     /// What the callbacks receive about the object besides its data (`()` for nothing).
-    type Context;
+    type Context: Sync;
     /// The C attribute type.
     type Raw;
     /// The C type of the attribute's `show`.
@@ -80,7 +62,7 @@ pub(crate) struct Raw<O: AttributeOwner> {
 
 /// A sysfs attribute: the C attribute and the Rust `show` and `store` it forwards to.
 ///
-/// Declare attributes in a `static` table (see the [module documentation](self)); registering a
+/// Declare attributes in a `static` table (see [`kernel::sysfs`](crate::sysfs)); registering a
 /// table that is not `'static` does not compile (checked by
 /// `tests/compile_fail/fail_bio_attrs_not_static.rs`).
 ///
@@ -115,8 +97,10 @@ impl<O: AttributeOwner> Attribute<O> {
     /// An attribute `name` with permissions `mode`, `show` and `store`. Reading an attribute
     /// that has no `show`, or writing one that has no `store`, fails with `EIO`, as in C.
     ///
-    /// `mode` must be a permission (at most `0o777`) that others cannot write, as sysfs demands
-    /// (`VERIFY_OCTAL_PERMISSIONS()`); in a `static` that is checked at compile time (checked by
+    /// `mode` must be a permission (at most `0o777`) that others cannot write, as
+    /// `VERIFY_OCTAL_PERMISSIONS()` demands of C attributes (it also wants the owner's bits to
+    /// include the group's and the group's the others', which is not checked here); in a `static`
+    /// that is checked at compile time (checked by
     /// `tests/compile_fail/fail_sysfs_attr_world_writable.rs`).
     pub const fn new(
         name: &'static CStr,

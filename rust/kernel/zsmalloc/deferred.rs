@@ -91,7 +91,7 @@ pub struct DeferredStats {
     pub max_pages: usize,
 }
 
-pub(super) struct Vtable<T>(PhantomData<T>);
+struct Vtable<T>(PhantomData<T>);
 
 impl<T: DeferredFree> Vtable<T> {
     const OPS: bindings::zs_deferred_ops = bindings::zs_deferred_ops {

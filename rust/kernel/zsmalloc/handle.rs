@@ -247,7 +247,7 @@ impl<'a> Handle<'a> {
     /// Bytes past the data given to [`NewObject::write`] read as zeroes.
     ///
     /// Context: task context, never interrupt context. The returned guard disables preemption;
-    /// see the [module docs](self) for what may be done while it lives.
+    /// see the [module docs](crate::zsmalloc) for what may be done while it lives.
     ///
     /// Fails with [`EINVAL`] if `len` is 0 or larger than [`capacity`](Self::capacity), and with
     /// [`EBUSY`] if this CPU already has an object mapped or the caller is in interrupt context.

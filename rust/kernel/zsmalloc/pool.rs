@@ -191,22 +191,29 @@ impl Pool {
             raw[n] = h.into_raw();
             n += 1;
             if n == BATCH {
-                self.free_raw(&mut raw);
+                // SAFETY: each entry was given up by `Handle::into_raw` of a handle of this pool
+                // (checked by address above: a handle borrows its pool, so no other live pool
+                // has that address), once.
+                unsafe { self.free_raw(&mut raw) };
                 n = 0;
             }
         }
-        self.free_raw(&mut raw[..n]);
+        // SAFETY: as above.
+        unsafe { self.free_raw(&mut raw[..n]) };
     }
 
-    /// Frees the handles in `raw`, which the caller took out of [`Handle`]s of this pool.
-    pub(super) fn free_raw(&self, raw: &mut [usize]) {
+    /// Frees the handles in `raw`.
+    ///
+    /// # Safety
+    ///
+    /// Each entry must have been given up by [`Handle::into_raw`] of a handle of this pool, and
+    /// nothing else may own it: the objects are freed here.
+    unsafe fn free_raw(&self, raw: &mut [usize]) {
         if raw.is_empty() {
             return;
         }
-        // Each entry was taken with `Handle::into_raw` from a handle of this pool (checked by
-        // address: a handle borrows its pool, so no other live pool has that address).
-        // SAFETY: the pool is valid and each entry a live handle of it, freed exactly once here;
-        // zs_free_bulk() only sorts and frees the array's entries.
+        // SAFETY: the pool is valid and each entry a live handle of it that the caller gave up,
+        // freed exactly once here; zs_free_bulk() only sorts and frees the array's entries.
         unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) };
         self.live.fetch_sub(raw.len(), Ordering::Relaxed);
     }

@@ -32,11 +32,12 @@ use core::{fmt, pin::Pin, ptr::NonNull};
 /// `disk` was allocated by `__blk_alloc_disk()` and added with `device_add_disk()`, and this
 /// object owns one reference to it. Its `private_data` is an `Arc<T>` converted with
 /// [`ForeignOwnable::into_foreign`], released by the `free_disk` callback; its `fops` is
-/// `Vtable::<T>::FOPS`; its attribute groups point into `group` and to `'static` attributes.
+/// `Vtable::<T>::FOPS`; its attribute groups point into `_group` and to `'static` attributes.
 pub struct GenDisk<T: Operations> {
     disk: NonNull<bindings::gendisk>,
     data: Arc<T>,
-    group: Pin<KBox<Group>>,
+    /// Kept, not read, for the disk's sysfs groups: dropped after `del_gendisk()` (see `Drop`).
+    _group: Pin<KBox<Group>>,
 }
 
 // SAFETY: the disk may be used and removed from any thread; `T` is `Send + Sync`.
@@ -108,7 +109,7 @@ impl GenDiskBuilder {
             // SAFETY: `from_err_ptr` succeeded, so `disk` is not null.
             disk: unsafe { NonNull::new_unchecked(disk) },
             data,
-            group,
+            _group: group,
         })
     }
 }
@@ -142,8 +143,7 @@ impl<T: Operations> Drop for GenDisk<T> {
         // SAFETY: drops the reference `__blk_alloc_disk()` returned. If it is the last one, the
         // disk is released now and `free_disk` drops its reference to `T`.
         unsafe { bindings::put_disk(self.raw()) };
-        // `group` is dropped after this: since `del_gendisk()`, nothing reads it.
-        let _ = &self.group;
+        // `_group` is dropped after this: since `del_gendisk()`, nothing reads it.
     }
 }
 

@@ -19,8 +19,9 @@ use core::{marker::PhantomData, ptr::NonNull};
 pub trait Operations: Sized + Send + Sync + 'static {
     /// Handles `bio`, which must be completed with [`Bio::end`] (dropping it fails it).
     ///
-    /// A bio may be completed later, from another thread, but before the [`GenDisk`] is dropped:
-    /// as for C bio-based drivers, removing the disk does not wait for bios in flight.
+    /// A bio may be completed later, from another thread. It should be completed before the
+    /// [`GenDisk`](super::GenDisk) is dropped, as for C bio-based drivers: removing the disk does not wait for
+    /// bios in flight. (Completing one later is not unsafe: the bio keeps its own references.)
     fn submit_bio(&self, bio: Bio);
 
     /// Called when the disk is opened; an error refuses the open.
@@ -87,7 +88,9 @@ unsafe extern "C" fn free_disk_callback<T: Operations>(disk: *mut bindings::gend
 unsafe extern "C" fn submit_bio_callback<T: Operations>(bio: *mut bindings::bio) {
     // SAFETY: the block layer calls this with a valid bio of our disk.
     let disk = unsafe { (*(*bio).bi_bdev).bd_disk };
-    // SAFETY: the bio holds a reference to its disk, a disk of a `GenDisk<T>` (it uses our fops).
+    // SAFETY: the submitter holds the block device open and `submit_bio()` entered the disk's
+    // queue (`bio_queue_enter()`), which keeps the disk, a disk of a `GenDisk<T>` (it uses our
+    // fops), and so its `private_data`, alive for the call.
     let t = unsafe { state::<T>(disk) };
     // SAFETY: the block layer never passes a null bio.
     let ptr = unsafe { NonNull::new_unchecked(bio) };
