@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Static gates: checkpatch --strict on every patch in the series and on every
-# new C file of the overlay; rustfmt over the Rust code; clippy (CLIPPY=1,
+# new C and Rust file of the overlay (for Rust: line length, whitespace, SPDX); rustfmt over the Rust code; clippy (CLIPPY=1,
 # which also enforces a SAFETY comment on every unsafe block) and rustdoc over
 # our Rust files; no raw bindings in the driver and the samples; the
 # compile-fail tests of tests/compile_fail (scripts/compile-fail.sh). The Rust
@@ -47,7 +47,8 @@ while read -r f; do
 		echo "$out"
 		rec FAIL "checkpatch:$f"
 	fi
-done < <(cd "$TOP" && find mm drivers samples rust lib include -name '*.[ch]' 2>/dev/null | sort)
+done < <(cd "$TOP" && find mm drivers samples rust lib include -name '*.[ch]' -o -name '*.rs' 2>/dev/null |
+	sort)
 
 if [ -f "$BUILD/arm64/.config" ]; then
 	if kmake "$BUILD/arm64" arm64 rustfmtcheck; then

@@ -17,8 +17,8 @@
 //! - Both borrow their pool (`Handle<'pool>`): an object cannot outlive its pool, and every
 //!   operation reaches the pool that allocated the object. A structure that keeps its pool and
 //!   its objects together (a block device's slot table) uses a [`Table`], which owns its pool
-//!   through an [`Arc`](crate::sync::Arc) and stores the objects as bare C handles, 16 bytes per slot with the
-//!   slot's lock on 64-bit.
+//!   through an [`Arc`](crate::sync::Arc) and stores the objects as bare C handles, 16 bytes per
+//!   slot with the slot's lock on 64-bit.
 //! - zsmalloc does not initialise objects: their pages come from the page allocator unzeroed, and
 //!   an object that spans two pages is mapped through a per-CPU buffer that is never zeroed
 //!   either. So a [`NewObject`] has no read method. [`NewObject::write`] copies the caller's bytes
@@ -33,8 +33,9 @@
 //!   and another mapping on the old CPU would then overwrite the per-CPU area the guard's slice
 //!   points into. It is caught at run time, not compile time: with `CONFIG_DEBUG_ATOMIC_SLEEP`
 //!   every sleeping function's `might_sleep()` reports it. Only one object can be mapped per CPU: a
-//!   second map on the same CPU while a guard is alive returns [`EBUSY`](crate::error::code::EBUSY) instead of overwriting
-//!   the first mapping, and so does mapping from interrupt context, which zsmalloc forbids.
+//!   second map on the same CPU while a guard is alive returns
+//!   [`EBUSY`](crate::error::code::EBUSY) instead of overwriting the first mapping, and so does
+//!   mapping from interrupt context, which zsmalloc forbids.
 //! - A guard's slice has the length the caller asks for, which is checked against the capacity of
 //!   the object's size class, so no access can reach past the object.
 //!

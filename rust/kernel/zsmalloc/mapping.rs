@@ -158,7 +158,8 @@ impl Drop for Mapping<'_> {
 ///
 /// Created by [`Handle::map_read`] and [`SlotGuard::map_read`]. While it lives, preemption is
 /// disabled: the thread must not sleep, and must not allocate or free objects of the pool (see
-/// the [module docs](crate::zsmalloc)). It is `!Send`: it must be dropped on the CPU that mapped it.
+/// the [module docs](crate::zsmalloc)). It is `!Send`: it must be dropped on the CPU that mapped
+/// it.
 /// Leaking it (with [`core::mem::forget`]) is memory-safe but leaves preemption disabled and the
 /// CPU's mapping taken: later mappings on that CPU fail with [`EBUSY`], and compaction of that
 /// object's page waits for ever.

@@ -20,8 +20,9 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// Handles `bio`, which must be completed with [`Bio::end`] (dropping it fails it).
     ///
     /// A bio may be completed later, from another thread. It should be completed before the
-    /// [`GenDisk`](super::GenDisk) is dropped, as for C bio-based drivers: removing the disk does not wait for
-    /// bios in flight. (Completing one later is not unsafe: the bio keeps its own references.)
+    /// [`GenDisk`](super::GenDisk) is dropped, as for C bio-based drivers: removing the disk does
+    /// not wait for bios in flight. (Completing one later is not unsafe: the bio keeps its own
+    /// references.)
     fn submit_bio(&self, bio: Bio);
 
     /// Called when the disk is opened; an error refuses the open.
