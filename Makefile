@@ -84,7 +84,7 @@ series-check: series
 	@bash $(S)/series-check.sh
 
 clean:
-	rm -rf build/arm64 build/x86_64 build/arm build/kunit build/guest/*/root build/logs \
+	rm -rf build/arm64 build/arm64-* build/x86_64 build/arm build/guest/*/root build/logs \
 		build/series-check/arm64
 
 distclean:

@@ -26,7 +26,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 toolchain_env
-[ -f "$kdir/arch/arm64/boot/Image" ] || die "no arm64 test kernel in $kdir: make kernel ARCH=arm64"
+[ -f "$kdir/arch/arm64/boot/Image" ] || die "no arm64 kernel in $kdir: make kernel ARCH=arm64"
+# kunit.py runs from the source tree: the build directory must be absolute.
+kdir=$(cd "$kdir" && pwd)
 mkdir -p "$BUILD/logs"
 rm -f "$kdir/results.json"
 args=(exec --arch=arm64 --build_dir="$kdir" --kunitconfig="$FRAG/kunit.kunitconfig"

@@ -6,7 +6,12 @@
 #[macros::kunit_tests(rust_zsmalloc_bench)]
 mod cases {
     use super::super::*;
-    use crate::{alloc::KVec, c_str};
+    use crate::{
+        alloc::{flags::*, KVec},
+        bindings, c_str,
+        error::{code::*, from_err_ptr, Result},
+        ffi::c_void,
+    };
 
     const SIZES: [usize; 8] = [64, 200, 512, 700, 1500, 2400, 3000, 4096];
     const CYCLES: usize = 20_000;
