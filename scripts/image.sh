@@ -18,12 +18,14 @@ arm64) debarch=arm64; triplet=aarch64-linux-gnu; cc=aarch64-linux-gnu-gcc ;;
 x86_64) debarch=amd64; triplet=x86_64-linux-gnu; cc=gcc ;;
 esac
 
-GUEST_PKGS="busybox-static bash util-linux mount e2fsprogs fio coreutils"
+GUEST_PKGS="busybox-static bash util-linux mount e2fsprogs fio coreutils kmod bc"
+# Architecture-independent packages, named without an architecture.
+GUEST_PKGS_ALL="zram-tools"
 # Packages in the dependency closure that provide nothing the image runs.
 SKIP_RE='^(python3|libpython3|perl|libperl|debconf|init-system-helpers|dpkg|tzdata|media-types|readline-common|netbase|base-files|debianutils|sensible-utils)'
 # Programs copied into the image: name -> looked up in the unpacked packages.
 PROGS="bash mkswap swapon swapoff zramctl blkdiscard mke2fs e2fsck fio
-sha256sum md5sum dd stat sync timeout nproc"
+sha256sum md5sum dd stat sync timeout nproc kmod bc zramswap"
 
 gdir=$BUILD/guest/$arch
 debs=$BUILD/guest/debs-$debarch
@@ -32,9 +34,10 @@ root=$gdir/root
 mkdir -p "$debs" "$gdir"
 
 # 1. Download and unpack the package closure, once per package list.
-if [ "$(cat "$pkgroot/.complete" 2>/dev/null)" != "$GUEST_PKGS" ]; then
+if [ "$(cat "$pkgroot/.complete" 2>/dev/null)" != "$GUEST_PKGS | $GUEST_PKGS_ALL" ]; then
 	q=()
 	for p in $GUEST_PKGS; do q+=("$p:$debarch"); done
+	for p in $GUEST_PKGS_ALL; do q+=("$p"); done
 	list=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
 		--no-breaks --no-replaces --no-enhances "${q[@]}" 2>/dev/null |
 		grep -v '^[ <]' | sort -u | grep -vE "$SKIP_RE" || true)
@@ -61,7 +64,7 @@ if [ "$(cat "$pkgroot/.complete" 2>/dev/null)" != "$GUEST_PKGS" ]; then
 		[ -f "$d" ] || continue
 		dpkg-deb -x "$d" "$pkgroot" || die "command failed: dpkg-deb -x $d"
 	done
-	echo "$GUEST_PKGS" >"$pkgroot/.complete"
+	echo "$GUEST_PKGS | $GUEST_PKGS_ALL" >"$pkgroot/.complete"
 fi
 
 # 2. Assemble the root.
@@ -90,6 +93,8 @@ find_lib() {
 declare -A seen=()
 add_elf() {
 	local f=$1 lib p interp
+	# Scripts (zramswap) need no libraries.
+	[ "$(head -c4 "$f" | tail -c3)" = ELF ] || return 0
 	interp=$(readelf -lW "$f" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
 	if [ -n "$interp" ] && [ ! -e "$root$interp" ]; then
 		p=$(find_lib "$(basename "$interp")") || die "guest: no interpreter $interp for $f"
@@ -112,7 +117,19 @@ for prog in $PROGS; do
 	add_elf "$dst"
 done
 ln -sf mke2fs "$root/usr/sbin/mkfs.ext4"
+for p in modprobe rmmod insmod lsmod depmod modinfo; do ln -sf ../bin/kmod "$root/usr/sbin/$p"; done
+# zram-tools' configuration, as the package installs it.
+mkdir -p "$root/etc/default"
+cp "$pkgroot/etc/default/zramswap" "$root/etc/default/zramswap"
+# The kernel's zram selftests, unchanged, from the tree.
+# (The tree exists once make tree has run; without it the test says so.)
+if [ -d "$TOP/build/linux/tools/testing/selftests/zram" ]; then
+	mkdir -p "$root/tests/selftests"
+	cp -r "$TOP/build/linux/tools/testing/selftests/zram" "$root/tests/selftests/"
+fi
 ln -sf bash "$root/usr/bin/sh.bash"
+# Scripts from packages (zramswap, the selftests) start with #!/bin/bash.
+ln -sf /usr/bin/bash "$root/bin/bash"
 [ -f "$pkgroot/etc/mke2fs.conf" ] && cp "$pkgroot/etc/mke2fs.conf" "$root/etc/"
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"

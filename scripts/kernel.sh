@@ -41,6 +41,9 @@ test)
 	# One arm64 build serves the guest tests and kunit.py: the suites are built
 	# in and run only when kunit.py boots the kernel.
 	[ "$arch" = arm64 ] && frags+=("$FRAG/kunit.kunitconfig")
+	# arm64 has the C zram next to rzram, with its optional features, so
+	# that the ABI test compares them.
+	[ "$arch" = arm64 ] && frags+=("$FRAG/zram-full.config")
 	out=$BUILD/$arch
 	;;
 bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-bench ;;
@@ -106,3 +109,22 @@ start=$(date +%s)
 # shellcheck disable=SC2086 # $target may name several objects
 kmake "$out" "$arch" $target
 note "built ${out#"$TOP"/}/$image in $(( $(date +%s) - start ))s"
+
+# The module metadata the guest's modprobe reads (modules.builtin with its
+# aliases, and the modules of a CONFIG_MODULES kernel), as an initramfs that
+# qemu.sh appends to the guest image: `modprobe zram` reaches a compat rzram.
+if [ "$variant" != zsmalloc32 ] && [ -f "$out/modules.builtin" ]; then
+	rel=$(cat "$out/include/config/kernel.release")
+	mroot=$out/modroot
+	rm -rf "$mroot"
+	mkdir -p "$mroot/lib/modules/$rel"
+	if grep -qx 'CONFIG_MODULES=y' "$out/.config"; then
+		kmake "$out" "$arch" modules_install INSTALL_MOD_PATH="$mroot" INSTALL_MOD_STRIP=1 >/dev/null
+	else
+		cp "$out/modules.builtin" "$out/modules.builtin.modinfo" "$mroot/lib/modules/$rel/"
+		: >"$mroot/lib/modules/$rel/modules.order"
+		depmod -b "$mroot" "$rel" || die "command failed: depmod -b $mroot $rel"
+	fi
+	(cd "$mroot" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) \
+		>"$out/modules.cpio.gz"
+fi

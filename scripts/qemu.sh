@@ -49,7 +49,7 @@ rzdev=zram
 if grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null; then
 	if grep -qx 'CONFIG_ZRAM=y' "$kdir/.config"; then
 		rzdev=rzram
-	else
+	elif ! grep -qx 'CONFIG_BLK_DEV_RZRAM_COMPAT=y' "$kdir/.config"; then
 		append="rzram.compat=1 $append"
 	fi
 fi
@@ -72,6 +72,12 @@ x86_64)
 esac
 [ -f "$kernel" ] || die "no kernel at $kernel (make kernel ARCH=$arch)"
 [ -f "$initrd" ] || die "no guest image at $initrd (make image ARCH=$arch)"
+# The kernel's module metadata (kernel.sh) goes after the image: the kernel
+# unpacks concatenated archives in turn.
+if [ -f "$kdir/modules.cpio.gz" ]; then
+	cat "$initrd" "$kdir/modules.cpio.gz" >"$kdir/initrd-with-modules.cpio.gz"
+	initrd=$kdir/initrd-with-modules.cpio.gz
+fi
 common=(-nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd")
 
 # KVM only where a probe boot proved it works: on these machines /dev/kvm

@@ -37,3 +37,8 @@ void rust_helper_memcpy_to_page(struct page *page, size_t offset,
 {
 	memcpy_to_page(page, offset, from, len);
 }
+
+void rust_helper_bio_end_io_acct(struct bio *bio, unsigned long start_time)
+{
+	bio_end_io_acct(bio, start_time);
+}

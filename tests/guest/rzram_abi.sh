@@ -26,6 +26,8 @@ run() {
 	step w $d/comp_algorithm "lz4"
 	show $d/comp_algorithm
 	step w $d/comp_algorithm "lzo-rle\n"
+	# idle before disksize.
+	step w $d/idle "all"
 	step w $d/reset "0"
 	step w $d/reset "x"
 	step w $d/reset "70000"
@@ -47,6 +49,16 @@ run() {
 	step w $d/mem_used_max "0"
 	step w $d/compact "1"
 	step w $d/max_comp_streams "4"
+	# idle: all, an age in seconds (base 0, as kstrtoull), junk.
+	step w $d/idle "all"
+	step w $d/idle "all\n"
+	step w $d/idle "0"
+	step w $d/idle "0x10"
+	step w $d/idle "3600\n"
+	step w $d/idle "abc"
+	step w $d/idle "-1"
+	step w $d/idle "99999999999999999999"
+	step w $d/idle ""
 	# Discarded pages count in io_stat's notify_free, one per page, as in zram.
 	dd if=/dev/urandom of="$blk" bs=4k count=16 oflag=direct 2>/dev/null
 	blkdiscard -o 0 -l 65536 "$blk"
@@ -100,6 +112,7 @@ for f in $fams; do
 		"comp_algorithm 'aaaaaaaaaa => E2BIG" \
 		"reset '0' => EINVAL" "reset 'x' => EINVAL" "reset '70000' => ERANGE" \
 		"disksize 'abc' => EINVAL" "disksize '0' => EINVAL" "disksize '32M' => EBUSY" \
+		"idle 'all' => EINVAL" "idle 'abc' => EINVAL" "idle '-1' => EINVAL" "idle '9999999999 => EINVAL" \
 		"mem_limit 'abc' => EINVAL" "mem_used_max '1' => EINVAL" \
 		"hot_remove 'abc' => EINVAL" "hot_remove '-1' => EINVAL" \
 		"hot_remove '99999' => ENODEV" || { echo "$f: wrong errno"; bad=1; }

@@ -6,7 +6,8 @@
 
 use crate::{
     device::Rzram,
-    parse::{algorithm_name, kstrtou16, kstrtoul, memparse},
+    parse::{algorithm_name, kstrtou16, kstrtoul, kstrtoull_base, memparse, sysfs_streq},
+    slots,
     storage::Storage,
 };
 use core::{fmt::Write, sync::atomic::Ordering};
@@ -177,6 +178,22 @@ fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     Ok(())
 }
 
+/// `idle`: `all` marks every stored page idle; a number of seconds marks those not accessed for
+/// that long and clears the mark of the others. `EINVAL` for anything else (overflow included, as
+/// zram) and before `disksize`.
+fn idle_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let cutoff = if sysfs_streq(input, b"all") {
+        i64::MAX
+    } else {
+        let age = kstrtoull_base(input, 0).map_err(|_| EINVAL)?;
+        let age = i64::try_from(age).unwrap_or(i64::MAX);
+        i64::from(slots::now_secs()).saturating_sub(age)
+    };
+    let m = rz.storage().ok_or(EINVAL)?;
+    m.mark_idle(cutoff);
+    Ok(())
+}
+
 fn max_comp_streams_show(_rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     emit(buf, format_args!("{}\n", num_online_cpus()))
 }
@@ -187,13 +204,14 @@ fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
 }
 
 /// The attributes in `/sys/block/<disk>/`.
-pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 12] = [
+pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 13] = [
     Attribute::wo(c_str!("compact"), compact_store),
     Attribute::rw(c_str!("disksize"), disksize_show, disksize_store),
     Attribute::ro(c_str!("initstate"), initstate_show),
     Attribute::wo(c_str!("reset"), reset_store),
     Attribute::wo(c_str!("mem_limit"), mem_limit_store),
     Attribute::wo(c_str!("mem_used_max"), mem_used_max_store),
+    Attribute::wo(c_str!("idle"), idle_store),
     Attribute::rw(
         c_str!("max_comp_streams"),
         max_comp_streams_show,

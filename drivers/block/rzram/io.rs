@@ -102,9 +102,11 @@ impl Operations for Rzram {
         }
         let r = match bio.op() {
             Op::Read(mut data) => {
+                data.start_io_acct();
                 read(&storage, &mut data).inspect_err(|_| stats.failed_reads.inc())
             }
             Op::Write(mut data) => {
+                data.start_io_acct();
                 let limit = self.limit_pages.load(Ordering::Relaxed);
                 write(&storage, &mut data, limit).inspect_err(|_| stats.failed_writes.inc())
             }

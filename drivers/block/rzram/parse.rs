@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Parsers for sysfs input: pure functions with the semantics, and the errors, of the C parsers
-//! zram uses (`memparse()`, `kstrtou16()`, `kstrtoint()`, `kstrtoul()`).
+//! zram uses (`memparse()`, `kstrtou16()`, `kstrtoint()`, `kstrtoul()`, `kstrtoull()`,
+//! `sysfs_streq()`).
 
 use kernel::{error::code::*, prelude::*};
 
@@ -14,20 +15,40 @@ fn c_str(input: &[u8]) -> &[u8] {
 ///
 /// `EINVAL` for anything else (including no digits), `ERANGE` if the value overflows `u64`.
 pub(crate) fn kstrtoull(input: &[u8]) -> Result<u64> {
+    kstrtoull_base(input, 10)
+}
+
+/// `kstrtoull(s, base)`, for a base of 8, 10 or 16, or 0: then, as in C, `0x` followed by a hex
+/// digit means hex, another leading `0` octal, and anything else decimal. With base 16 a `0x`
+/// prefix is skipped.
+pub(crate) fn kstrtoull_base(input: &[u8], base: u32) -> Result<u64> {
     let mut s = c_str(input);
     if let [b'+', rest @ ..] = s {
         s = rest;
     }
-    let digits = s.iter().take_while(|b| b.is_ascii_digit()).count();
+    let is_x = |b: &u8| b.eq_ignore_ascii_case(&b'x');
+    let base = match (base, s) {
+        (0, [b'0', x, h, ..]) if is_x(x) && h.is_ascii_hexdigit() => 16,
+        (0, [b'0', ..]) => 8,
+        (0, _) => 10,
+        (b, _) => b,
+    };
+    if let (16, [b'0', x, rest @ ..]) = (base, s) {
+        if is_x(x) {
+            s = rest;
+        }
+    }
+    let digit = |b: &u8| char::from(*b).to_digit(base);
+    let digits = s.iter().take_while(|b| digit(b).is_some()).count();
     if digits == 0 {
         return Err(EINVAL);
     }
     let mut v: u64 = 0;
     let mut overflow = false;
-    for &d in &s[..digits] {
+    for d in s[..digits].iter().filter_map(digit) {
         match v
-            .checked_mul(10)
-            .and_then(|x| x.checked_add(u64::from(d - b'0')))
+            .checked_mul(u64::from(base))
+            .and_then(|x| x.checked_add(u64::from(d)))
         {
             Some(x) => v = x,
             None => overflow = true,
@@ -41,6 +62,12 @@ pub(crate) fn kstrtoull(input: &[u8]) -> Result<u64> {
         return Err(ERANGE);
     }
     Ok(v)
+}
+
+/// `sysfs_streq(s, word)`: the input up to a NUL equals `word`, but for one trailing newline.
+pub(crate) fn sysfs_streq(input: &[u8], word: &[u8]) -> bool {
+    let s = c_str(input);
+    s.strip_suffix(b"\n").unwrap_or(s) == word
 }
 
 /// `kstrtou16(s, 10)`.
@@ -145,6 +172,29 @@ mod tests {
         assert_eq!(kstrtoint(b"--1"), Err(EINVAL));
         assert_eq!(kstrtoint(b"-+1"), Err(EINVAL));
         assert_eq!(kstrtoint(b"abc"), Err(EINVAL));
+    }
+
+    #[test]
+    fn kstrtoull_bases() {
+        assert_eq!(kstrtoull_base(b"0x1f\n", 0), Ok(31));
+        assert_eq!(kstrtoull_base(b"0X1F", 0), Ok(31));
+        assert_eq!(kstrtoull_base(b"010", 0), Ok(8));
+        assert_eq!(kstrtoull_base(b"0", 0), Ok(0));
+        assert_eq!(kstrtoull_base(b"+90", 0), Ok(90));
+        assert_eq!(kstrtoull_base(b"09", 0), Err(EINVAL));
+        assert_eq!(kstrtoull_base(b"0x", 0), Err(EINVAL));
+        assert_eq!(kstrtoull_base(b"0xg", 0), Err(EINVAL));
+        assert_eq!(kstrtoull_base(b"ff", 16), Ok(255));
+        assert_eq!(kstrtoull_base(b"0xff", 16), Ok(255));
+        assert_eq!(kstrtoull_base(b"0x10000000000000000", 0), Err(ERANGE));
+        assert_eq!(kstrtoull_base(b"-1", 0), Err(EINVAL));
+        assert_eq!(kstrtoull_base(b"all", 0), Err(EINVAL));
+        assert!(sysfs_streq(b"all", b"all"));
+        assert!(sysfs_streq(b"all\n", b"all"));
+        assert!(sysfs_streq(b"all\0x", b"all"));
+        assert!(!sysfs_streq(b"all\n\n", b"all"));
+        assert!(!sysfs_streq(b"al", b"all"));
+        assert!(!sysfs_streq(b" all", b"all"));
     }
 
     #[test]

@@ -39,27 +39,39 @@ use kernel::{
     sysfs::{Attribute, SysfsBuf},
 };
 
-module! {
-    type: RzramModule,
-    name: "rzram",
-    author: "rzram developers",
-    description: "Compressed RAM block device (Rust)",
-    license: "GPL",
-    params: {
-        num_devices: u32 {
-            default: 1,
-            description: "Number of pre-created rzram devices",
-        },
-        compat: bool {
-            default: false,
-            description: "Name the devices zram<N> and the class zram-control (without the C zram)",
-        },
-        lockdep_selftest: bool {
-            default: false,
-            description: "Provoke a lockdep report on the slot lock at load (lockdep; for tests)",
-        },
-    },
+/// The module's declaration; `$alias` is the `alias:` entry of compat builds.
+macro_rules! rzram_module {
+    ($($alias:tt)*) => {
+        module! {
+            type: RzramModule,
+            name: "rzram",
+            author: "rzram developers",
+            description: "Compressed RAM block device (Rust)",
+            license: "GPL",
+            $($alias)*
+            params: {
+                num_devices: u32 {
+                    default: 1,
+                    description: "Number of pre-created rzram devices",
+                },
+                compat: bool {
+                    default: cfg!(CONFIG_BLK_DEV_RZRAM_COMPAT),
+                    description: "Devices zram<N>, class zram-control (no C zram)",
+                },
+                lockdep_selftest: bool {
+                    default: false,
+                    description: "Provoke a lockdep report on the slot lock (tests)",
+                },
+            },
+        }
+    };
 }
+
+// A compat build answers to `modprobe zram`.
+#[cfg(CONFIG_BLK_DEV_RZRAM_COMPAT)]
+rzram_module!(alias: ["zram"],);
+#[cfg(not(CONFIG_BLK_DEV_RZRAM_COMPAT))]
+rzram_module!();
 
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
@@ -105,6 +117,7 @@ impl Control {
         } else {
             devs[id] = Some(disk);
         }
+        pr_info!("Added device: {}{}\n", self.prefix, id);
         Ok(id)
     }
 
@@ -119,6 +132,7 @@ impl Control {
         }
         rz.reset(&disk);
         drop(disk);
+        pr_info!("Removed device: {}{}\n", self.prefix, id);
         Ok(())
     }
 }
@@ -213,7 +227,12 @@ impl Drop for RzramModule {
         // No more hot_add or hot_remove, then the devices go.
         drop(self.class.take());
         let devices = core::mem::take(&mut *self.control.devices.lock());
-        drop(devices);
+        for (id, disk) in devices.into_iter().enumerate() {
+            if let Some(disk) = disk {
+                drop(disk);
+                pr_info!("Removed device: {}{}\n", self.control.prefix, id);
+            }
+        }
     }
 }
 

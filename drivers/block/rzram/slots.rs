@@ -3,12 +3,14 @@
 //! The slot table: one 16-byte slot per page of the disk.
 //!
 //! The slots are a [`zsmalloc::Table`], which owns the device's pool: each slot holds a zsmalloc
-//! object of the pool or a plain word, under a lock of its own. The slot's lock word (32 bits)
-//! packs:
+//! object of the pool or a plain word, under a lock of its own, and 32 bits of rzram's next to
+//! them: the page's access time, in seconds since boot (`CLOCK_BOOTTIME`), which takes the space
+//! the word's alignment would leave empty, so the slot stays 16 bytes on 64-bit. The slot's lock
+//! word (32 bits) packs:
 //!
 //! ```text
-//!  31     30       29..20   19        18     17     16..0
-//! [LOCK] [OBJECT] [unused] [PENDING] [HUGE] [SAME] [size: compressed bytes, up to 65536]
+//!  31     30       29..21   20     19        18     17     16..0
+//! [LOCK] [OBJECT] [unused] [IDLE] [PENDING] [HUGE] [SAME] [size: compressed bytes, up to 65536]
 //! ```
 //!
 //! - `LOCK` and `OBJECT` belong to the table: the lock, and whether the slot holds an object or a
@@ -18,6 +20,8 @@
 //! - `HUGE`: the page did not compress below zsmalloc's huge class size and is stored raw.
 //! - `PENDING`: swap freed the slot and its index waits in the deferred-free queue. A write
 //!   clears it, so a late drain never frees new data.
+//! - `IDLE`: set by the `idle` attribute on stored pages not accessed since a time; cleared when
+//!   the page is read or written.
 //!
 //! The contents (an object or the word) are reached only through the slot's guard.
 
@@ -25,6 +29,7 @@ use crate::stats::Stats;
 use kernel::{
     prelude::*,
     sync::Arc,
+    time::Ktime,
     zsmalloc::{self, DeferredFree, Handle, Pool, SlotGuard},
 };
 
@@ -36,8 +41,10 @@ const SAME: u32 = 1 << 17;
 const HUGE: u32 = 1 << 18;
 /// Swap freed the slot; its index is queued for the deferred free.
 const PENDING: u32 = 1 << 19;
+/// Not accessed since the last `idle` marking.
+const IDLE: u32 = 1 << 20;
 
-kernel::static_assert!(PENDING <= zsmalloc::Table::MAX_BITS);
+kernel::static_assert!(IDLE <= zsmalloc::Table::MAX_BITS);
 kernel::static_assert!(kernel::page::PAGE_SIZE as u32 <= SIZE_MASK);
 
 /// One page of the disk, as stored.
@@ -85,6 +92,15 @@ impl State {
         self.0 & PENDING != 0
     }
 
+    /// The same contents, marked idle or not.
+    pub(crate) fn with_idle(self, idle: bool) -> State {
+        State(if idle { self.0 | IDLE } else { self.0 & !IDLE })
+    }
+
+    pub(crate) fn is_idle(self) -> bool {
+        self.0 & IDLE != 0
+    }
+
     /// The state a locked slot's bits hold.
     pub(crate) fn of(g: &SlotGuard<'_>) -> State {
         State(g.bits())
@@ -122,10 +138,11 @@ impl Table {
     }
 
     /// Empties a locked slot and returns its object, if any, for the caller to free (by dropping
-    /// it); updates the statistics and clears the flags and the size.
+    /// it); updates the statistics and clears the flags, the size and the access time.
     pub(crate) fn take<'t>(&self, g: &mut SlotGuard<'t>) -> Option<Handle<'t>> {
         let w = State::of(g);
         State::EMPTY.set(g);
+        g.set_aux(0);
         if w.is_same() {
             self.stats.same_pages.dec();
             self.stats.pages_stored.dec();
@@ -145,6 +162,25 @@ impl Table {
     pub(crate) fn clear(&self, g: &mut SlotGuard<'_>) {
         drop(self.take(g));
     }
+}
+
+/// Returns the time now, in the unit of a slot's access time: seconds since boot
+/// (`CLOCK_BOOTTIME`, as of the last tick), saturated to 32 bits (136 years).
+pub(crate) fn now_secs() -> u32 {
+    let secs = Ktime::ktime_get_coarse_boottime().to_secs();
+    u32::try_from(secs.max(0)).unwrap_or(u32::MAX)
+}
+
+/// Records an access to a locked slot, as zram does on every read and write: its access time
+/// becomes now, and it is no longer idle.
+pub(crate) fn accessed(g: &mut SlotGuard<'_>) {
+    g.set_aux(now_secs());
+    State::of(g).with_idle(false).set(g);
+}
+
+/// Returns a locked slot's access time, in seconds since boot; 0 for a slot emptied since.
+pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
+    g.aux()
 }
 
 /// Frees the slots whose indices swap queued in `swap_slot_free_notify`.
@@ -198,6 +234,10 @@ mod tests {
                 let p = st.pending();
                 assert!(p.is_pending());
                 assert_eq!((p.size(), p.is_huge()), (size, huge));
+                let i = p.with_idle(true);
+                assert!(i.is_idle() && i.is_pending() && !st.is_idle());
+                assert_eq!((i.size(), i.is_huge()), (size, huge));
+                assert_eq!(i.with_idle(false), p);
             }
         }
         assert!(State::SAME.is_same() && State::SAME.pending().is_same());

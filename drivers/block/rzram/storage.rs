@@ -11,7 +11,7 @@
 //! contents. The device's configuration mutex and its `storage` spinlock (`device.rs`) are
 //! never taken under any of these. Only one slot lock is held at a time.
 
-use crate::slots::{State, SwapFrees, Table};
+use crate::slots::{self, State, SwapFrees, Table};
 use kernel::{
     compress::{Algorithm, Stream},
     error::code::*,
@@ -107,7 +107,8 @@ impl Storage {
     /// object being freed.
     pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
         let t = &*self.table;
-        let g = t.slots.lock(index).ok_or(EIO)?;
+        let mut g = t.slots.lock(index).ok_or(EIO)?;
+        slots::accessed(&mut g);
         if let Some(w) = g.word() {
             fill(dst, w);
             return Ok(());
@@ -178,6 +179,7 @@ impl Storage {
             t.clear(&mut g);
             g.replace(Contents::Word(w))?;
             State::SAME.set(&mut g);
+            slots::accessed(&mut g);
             t.stats.same_pages.inc();
             t.stats.pages_stored.inc();
             return Ok(());
@@ -207,6 +209,7 @@ impl Storage {
         t.clear(&mut g);
         g.replace(Contents::Object(h))?;
         State::stored(len, huge).set(&mut g);
+        slots::accessed(&mut g);
         t.stats.compr_data_size.add(len as u64);
         t.stats.pages_stored.inc();
         if huge {
@@ -214,6 +217,27 @@ impl Storage {
             t.stats.huge_pages_since.inc();
         }
         Ok(())
+    }
+
+    /// Marks the stored pages last accessed at or before `cutoff` (seconds since boot) as idle and
+    /// clears the mark of the others, as zram's `idle` attribute; `i64::MAX` marks them all, a
+    /// negative cutoff none. Empty and same-filled slots are left alone: nothing post-processes
+    /// them.
+    ///
+    /// May race with reads and writes, which clear the mark of the pages they access: each slot
+    /// is marked under its lock.
+    pub(crate) fn mark_idle(&self, cutoff: i64) {
+        let t = &*self.table;
+        for index in 0..t.slots.len() {
+            let Some(mut g) = t.slots.lock(index) else {
+                break;
+            };
+            if !g.has_object() {
+                continue;
+            }
+            let idle = i64::from(slots::access_time(&g)) <= cutoff;
+            State::of(&g).with_idle(idle).set(&mut g);
+        }
     }
 
     /// Empties page `index`.
@@ -354,6 +378,51 @@ mod tests {
             assert_eq!(s.compr_data_size.get(), 0);
             assert_eq!(storage.table.pool.total_pages(), 0);
         }
+        Ok(())
+    }
+
+    #[test]
+    fn idle_marking_and_access_times() -> Result {
+        let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
+        let data = page(|i| (i / 32) as u8)?;
+        for i in 0..3 {
+            storage.write_page(i, &data, 0)?;
+        }
+        // Same-filled and empty slots are never idle.
+        storage.write_page(3, &page(|_| 9)?, 0)?;
+        let state = |i| State::snapshot(&storage.table.slots, i).ok_or(EINVAL);
+        let now = i64::from(slots::now_secs());
+        let at = |i| -> Result<u32> {
+            Ok(slots::access_time(
+                &storage.table.slots.lock(i).ok_or(EINVAL)?,
+            ))
+        };
+        assert!(i64::from(at(0)?) <= now && i64::from(at(0)?) >= now - 1);
+        // "all".
+        storage.mark_idle(i64::MAX);
+        for i in 0..3 {
+            assert!(state(i)?.is_idle());
+        }
+        assert!(!state(3)?.is_idle() && !state(4)?.is_idle());
+        // A read and a write clear the mark; the size and flags stay.
+        let mut out = page(|_| 0)?;
+        storage.read_page(0, &mut out)?;
+        assert!(out == data);
+        storage.write_page(1, &data, 0)?;
+        assert!(!state(0)?.is_idle() && !state(1)?.is_idle() && state(2)?.is_idle());
+        assert_eq!(state(0)?.size(), state(2)?.size());
+        // An age older than every access marks nothing and clears the marks.
+        storage.mark_idle(-1);
+        for i in 0..4 {
+            assert!(!state(i)?.is_idle());
+        }
+        // A cutoff at the access time marks the page (accessed at or before it).
+        storage.mark_idle(i64::from(at(2)?));
+        assert!(state(2)?.is_idle());
+        // Freeing clears the access time.
+        storage.free_page(2);
+        assert_eq!(at(2)?, 0);
+        assert!(!state(2)?.is_idle());
         Ok(())
     }
 

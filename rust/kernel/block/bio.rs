@@ -87,11 +87,18 @@ pub enum Op<'a> {
 /// Dropping a bio without ending it ends it with an I/O error, so a bio can never be left
 /// hanging.
 ///
+/// A data bio may be counted in the disk's I/O statistics (`/sys/block/<disk>/stat`,
+/// `/proc/diskstats`, `inflight`) with [`Data::start_io_acct`]; completing the bio, by
+/// [`Bio::end`] or by dropping it, then ends the accounting. A bio-based driver must do this
+/// itself: the block layer counts only requests.
+///
 /// # Invariants
 ///
-/// `ptr` is a bio submitted to this driver that has not been completed.
+/// `ptr` is a bio submitted to this driver that has not been completed. If `acct_start` is
+/// `Some`, `bio_start_io_acct()` was called on it, once, and returned that start time.
 pub struct Bio {
     ptr: NonNull<bindings::bio>,
+    acct_start: Option<crate::ffi::c_ulong>,
 }
 
 // SAFETY: a bio may be completed from any thread.
@@ -104,8 +111,41 @@ impl Bio {
     ///
     /// `ptr` must be a bio submitted to the driver, not completed, that nothing else completes.
     pub(crate) unsafe fn from_raw(ptr: NonNull<bindings::bio>) -> Self {
-        // INVARIANT: by the caller's promise.
-        Bio { ptr }
+        // INVARIANT: by the caller's promise; the accounting has not started.
+        Bio {
+            ptr,
+            acct_start: None,
+        }
+    }
+
+    /// Starts the I/O accounting of the bio, unless it has started.
+    pub(super) fn start_io_acct(&mut self) {
+        if self.acct_start.is_none() {
+            // SAFETY: the bio is valid and not completed; `bi_bdev` is the disk's block device,
+            // which the submitter holds open.
+            let start = unsafe { bindings::bio_start_io_acct(self.raw()) };
+            // INVARIANT: started once, here.
+            self.acct_start = Some(start);
+        }
+    }
+
+    /// Completes the bio with block status `sts`, ending its accounting first if it started.
+    ///
+    /// # Safety
+    ///
+    /// Called once; the bio is not used afterwards, not even dropped.
+    unsafe fn complete(&mut self, sts: bindings::blk_status_t) {
+        let ptr = self.raw();
+        // SAFETY: the bio is owned by the driver and not completed (type invariant), and the
+        // caller completes it once, here; its accounting started with `acct_start` (type
+        // invariant) and ends once, before the completion.
+        unsafe {
+            if let Some(start) = self.acct_start {
+                bindings::bio_end_io_acct(ptr, start);
+            }
+            (*ptr).bi_status = sts;
+            bindings::bio_endio(ptr);
+        }
     }
 
     pub(crate) fn raw(&self) -> *mut bindings::bio {
@@ -147,23 +187,17 @@ impl Bio {
             // SAFETY: FFI call without preconditions.
             Err(e) => unsafe { bindings::errno_to_blk_status(e.to_errno()) },
         };
-        let ptr = self.raw();
-        core::mem::forget(self);
-        // SAFETY: the bio is owned by the driver and completed once, here, as `self` is consumed
-        // without running `drop`.
-        unsafe {
-            (*ptr).bi_status = sts;
-            bindings::bio_endio(ptr);
-        }
+        let mut this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is consumed and never dropped.
+        unsafe { this.complete(sts) };
     }
 }
 
 impl Drop for Bio {
     fn drop(&mut self) {
-        // SAFETY: as in `end`: the bio has not been completed, and is completed once, here.
-        unsafe {
-            (*self.raw()).bi_status = bindings::errno_to_blk_status(EIO.to_errno());
-            bindings::bio_endio(self.raw());
-        }
+        // SAFETY: FFI call without preconditions.
+        let sts = unsafe { bindings::errno_to_blk_status(EIO.to_errno()) };
+        // SAFETY: the bio is being dropped: it is not used again.
+        unsafe { self.complete(sts) };
     }
 }

@@ -15,11 +15,23 @@ use crate::{
 /// it.
 const OBJECT: u32 = 1 << 30;
 
-/// One slot of a [`Table`], as stored: a lock word and a machine word, 16 bytes on 64-bit.
+/// One slot of a [`Table`], as stored: a lock word, a machine word and 32 bits of the caller's
+/// data, 16 bytes on 64-bit.
 ///
 /// Opaque; only its size is of interest outside the table (a driver may report its metadata
 /// overhead per slot).
-pub struct Slot(PackedLock<usize>);
+pub struct Slot(PackedLock<SlotData>);
+
+/// What a slot's lock protects: its word and the caller's 32 bits.
+///
+/// Packed to 4-byte alignment, so that the 32 bits take the space that the alignment of the word
+/// would otherwise leave empty after the 32-bit lock word. Its fields are only copied in and out,
+/// never borrowed.
+#[repr(C, packed(4))]
+struct SlotData {
+    word: usize,
+    aux: u32,
+}
 
 #[cfg(CONFIG_64BIT)]
 crate::static_assert!(core::mem::size_of::<Slot>() == 16);
@@ -34,7 +46,7 @@ pub enum Contents<'a> {
 }
 
 /// A table of slots that each hold an object of the table's pool, or a plain word, under a lock
-/// of their own, with 30 bits of the caller's state in the lock word.
+/// of their own, with 30 bits of the caller's state in the lock word and 32 more next to it.
 ///
 /// This is how a driver keeps its objects next to its pool (a block device's page table): the
 /// table owns the pool through an [`Arc`], and a slot stores the object as a bare C handle, so a
@@ -67,8 +79,10 @@ pub enum Contents<'a> {
 ///     let mut slot = table.lock(1).ok_or(EINVAL)?;
 ///     slot.replace(Contents::Object(h))?;
 ///     slot.set_bits(5);
+///     slot.set_aux(0xdead_beef);
 ///     assert_eq!(&*slot.map_read(5)?, b"hello");
 /// }
+/// assert_eq!(table.lock(1).ok_or(EINVAL)?.aux(), 0xdead_beef);
 /// assert_eq!(table.bits(1), Some(5));
 /// assert_eq!(table.lock(0).ok_or(EINVAL)?.word(), Some(0));
 /// assert!(table.lock(4).is_none());
@@ -124,7 +138,10 @@ impl Table {
         let mut v = VVec::with_capacity(slots, flags)?;
         for _ in 0..slots {
             // Within the capacity: does not allocate.
-            v.push(Slot(PackedLock::new(0, 0)), flags)?;
+            v.push(
+                Slot(PackedLock::new(0, SlotData { word: 0, aux: 0 })),
+                flags,
+            )?;
         }
         // INVARIANT: no slot has `OBJECT` set.
         Ok(Table {
@@ -202,7 +219,7 @@ impl Drop for Table {
             if slot.0.is_locked() || slot.0.bits() & OBJECT == 0 {
                 return None;
             }
-            let word = *slot.0.get_mut();
+            let word = slot.0.get_mut().word;
             // SAFETY: the slot is unlocked, so by the type invariant the tag says that `word` is
             // a live, written object of `pool` owned by the slot; the table is being dropped, so
             // the slot is never read again and this takes the ownership once.
@@ -219,7 +236,7 @@ impl Drop for Table {
 /// `!Send` (checked by `tests/compile_fail/fail_zsmalloc_slot_guard_send.rs`).
 pub struct SlotGuard<'t> {
     table: &'t Table,
-    guard: PackedGuard<'t, usize>,
+    guard: PackedGuard<'t, SlotData>,
 }
 
 impl<'t> SlotGuard<'t> {
@@ -234,6 +251,19 @@ impl<'t> SlotGuard<'t> {
         self.guard.set_bits((bits & Table::MAX_BITS) | tag);
     }
 
+    /// Returns the caller's 32-bit value (0 in a new slot), as it will be when the lock is
+    /// released. A driver keeps per-slot data here that does not fit the caller bits, such as an
+    /// access time; on 64-bit it takes no extra space.
+    pub fn aux(&self) -> u32 {
+        self.guard.aux
+    }
+
+    /// Sets the caller's 32-bit value; it is stored when the lock is released. Emptying or
+    /// refilling the slot leaves it as it is.
+    pub fn set_aux(&mut self, aux: u32) {
+        self.guard.aux = aux;
+    }
+
     /// Returns whether the slot holds an object.
     pub fn has_object(&self) -> bool {
         self.guard.bits() & OBJECT != 0
@@ -244,14 +274,14 @@ impl<'t> SlotGuard<'t> {
         if self.has_object() {
             None
         } else {
-            Some(*self.guard)
+            Some(self.guard.word)
         }
     }
 
     /// Returns the C handle of the slot's object, if it holds one.
     fn raw(&self) -> Option<usize> {
         if self.has_object() {
-            Some(*self.guard)
+            Some(self.guard.word)
         } else {
             None
         }
@@ -317,7 +347,7 @@ impl<'t> SlotGuard<'t> {
             }
         };
         let old = self.take_contents();
-        *self.guard = word;
+        self.guard.word = word;
         let bits = self.guard.bits();
         // INVARIANT: the tag is set exactly when `word` is an object of the table's pool (checked
         // above), written (a `Handle`'s invariant) and now owned by the slot.
@@ -340,7 +370,8 @@ impl<'t> SlotGuard<'t> {
     /// Empties the slot, leaving the word 0, and returns what it held.
     fn take_contents(&mut self) -> Contents<'t> {
         let table: &'t Table = self.table;
-        let word = core::mem::replace(&mut *self.guard, 0);
+        let word = self.guard.word;
+        self.guard.word = 0;
         let bits = self.guard.bits();
         // INVARIANT: the slot holds the plain word 0.
         self.guard.set_bits(bits & !OBJECT);

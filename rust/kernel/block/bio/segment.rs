@@ -52,6 +52,13 @@ impl<'a, D> Data<'a, D> {
 }
 
 impl<D> Data<'_, D> {
+    /// Counts the bio in the disk's I/O statistics (`/sys/block/<disk>/stat`,
+    /// `/proc/diskstats`, `inflight`) until it is completed, as a C bio-based driver does with
+    /// `bio_start_io_acct()` and `bio_end_io_acct()`. Calling it again does nothing.
+    pub fn start_io_acct(&mut self) {
+        self.bio.start_io_acct();
+    }
+
     /// Calls `f` on each segment of the bio's data, in order, until it returns an error.
     ///
     /// A segment never crosses a page boundary of the bio's memory. It lives only for its call of

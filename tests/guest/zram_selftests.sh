@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0
+# The kernel's own zram selftests (tools/testing/selftests/zram, copied from
+# the tree unchanged), on rzram in compat mode: they hot-add zram devices,
+# set algorithms, sizes and limits, make and fill an ext4 file system, and
+# swap on a device.
+set -u
+. /tests/lib.sh
+
+[ "$DEV" = zram ] || fail "needs zram-named devices (a compat kernel)"
+grep -q '^rzram' /proc/modules 2>/dev/null || [ -d /sys/module/rzram ] || fail "rzram is not loaded"
+[ -d /sys/module/zram ] && fail "the C zram is in this kernel: this test is for rzram"
+d=/tests/selftests/zram
+[ -x $d/zram.sh ] || fail "$d/zram.sh missing (make tree before make image)"
+rm -rf /tmp/zst
+cp -r $d /tmp/zst
+cd /tmp/zst || fail "cd"
+./zram.sh >/tmp/zst.log 2>&1
+rc=$?
+cat /tmp/zst.log
+[ $rc = 0 ] || fail "zram.sh exited with $rc"
+grep -q 'FAIL' /tmp/zst.log && fail "a selftest step failed"
+grep -q '^zram01 : \[PASS\]' /tmp/zst.log || fail "zram01 did not pass"
+grep -q '^zram02 : \[PASS\]' /tmp/zst.log || fail "zram02 did not pass"
+echo "zram01 and zram02 passed on rzram"

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# Debian's zram-tools, unchanged, on rzram in compat mode: `modprobe zram`
+# finds rzram through its alias, and `zramswap start` sets up swap on zram0
+# from /etc/default/zramswap.
+set -u
+. /tests/lib.sh
+
+[ "$DEV" = zram ] || fail "needs zram-named devices (a compat kernel)"
+modprobe zram || fail "modprobe zram"
+deps=$(modprobe --show-depends zram 2>&1)
+echo "modprobe --show-depends zram: $deps"
+case "$deps" in
+"builtin rzram" | *"/rzram.ko"*) ;;
+*) fail "modprobe zram does not reach rzram" ;;
+esac
+[ "$(cat $SYS/initstate)" = 0 ] || dev_reset
+cat >/etc/default/zramswap <<'CONF'
+ALGO=lz4
+SIZE=64
+PRIORITY=77
+CONF
+zramswap start || fail "zramswap start"
+swapon --show=NAME,PRIO --noheadings | tee /tmp/swaps
+grep -q '^/dev/zram0 *77$' /tmp/swaps || fail "no swap on /dev/zram0 with priority 77"
+[ "$(cat $SYS/disksize)" = $((64 << 20)) ] || fail "disksize $(cat $SYS/disksize)"
+grep -q '\[lz4\]' $SYS/comp_algorithm || fail "comp_algorithm $(cat $SYS/comp_algorithm)"
+zramswap status || fail "zramswap status"
+swapoff /dev/zram0 || fail "swapoff"
+dev_reset
+echo "zramswap start: swap on zram0 (rzram), lz4, 64 MiB, priority 77"
