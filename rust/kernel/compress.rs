@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The compression libraries of `lib/`: lzo, lzo-rle, lz4, lz4hc and zstd.
+//! The compression libraries of `lib/`: lzo, lzo-rle, lz4, lz4hc, zstd, deflate and 842.
 //!
 //! Each algorithm is a type implementing [`Compressor`], which owns its workspace. [`Stream`]
 //! selects one at run time by [`Algorithm`]; with [`CpuLocked`](crate::sync::CpuLocked) a driver
@@ -13,13 +13,15 @@
 //!
 //! C headers: [`include/linux/lzo.h`](srctree/include/linux/lzo.h),
 //! [`include/linux/lz4.h`](srctree/include/linux/lz4.h),
-//! [`include/linux/zstd.h`](srctree/include/linux/zstd.h)
+//! [`include/linux/zstd.h`](srctree/include/linux/zstd.h),
+//! [`include/linux/zlib.h`](srctree/include/linux/zlib.h),
+//! [`include/linux/sw842.h`](srctree/include/linux/sw842.h)
 
 use crate::{
-    alloc::{flags::*, KVVec},
+    alloc::{flags::*, KBox, KVVec},
     bindings,
     error::{code::*, Result},
-    ffi::{c_char, c_int, c_void},
+    ffi::{c_char, c_int, c_uint, c_void},
 };
 use core::ptr::NonNull;
 
@@ -295,6 +297,190 @@ impl Compressor for Zstd {
     }
 }
 
+/// The window of [`Deflate`]: 2^11 bytes, raw deflate (no zlib header), as zram and the crypto
+/// API use.
+const DEFLATE_WINBITS: c_int = 11;
+
+/// Deflate (`lib/zlib_deflate` and `lib/zlib_inflate`), named `deflate`: raw deflate with a
+/// 2^11-byte window and zlib's default level, as zram.
+///
+/// # Invariants
+///
+/// `cstream` was initialised for deflate with `_cws` as its workspace and `dstream` for inflate
+/// with `_dws`; the workspaces live as long as `self`. The streams are boxed: zlib's state points
+/// back to its stream, which must not move.
+pub struct Deflate {
+    cstream: KBox<bindings::z_stream_s>,
+    dstream: KBox<bindings::z_stream_s>,
+    _cws: KVVec<u8>,
+    _dws: KVVec<u8>,
+}
+
+// SAFETY: the streams and their states are plain memory owned by `self`; nothing ties them to a
+// thread.
+unsafe impl Send for Deflate {}
+
+impl Deflate {
+    /// A zeroed stream on the heap with `ws` as its workspace.
+    fn stream(ws: &mut KVVec<u8>) -> Result<KBox<bindings::z_stream_s>> {
+        // SAFETY: all zeroes is a valid `z_stream_s` (null pointers, zero counts).
+        let zeroed: bindings::z_stream_s = unsafe { core::mem::zeroed() };
+        let mut z = KBox::new(zeroed, GFP_KERNEL)?;
+        z.workspace = ws.as_mut_ptr().cast();
+        Ok(z)
+    }
+}
+
+impl Compressor for Deflate {
+    const NAME: &'static str = "deflate";
+
+    fn new() -> Result<Self> {
+        let mem_level = bindings::MAX_MEM_LEVEL as c_int;
+        // SAFETY: FFI call without preconditions.
+        let csize = unsafe { bindings::zlib_deflate_workspacesize(-DEFLATE_WINBITS, mem_level) };
+        let mut cws = zeroed_workspace(usize::try_from(csize).map_err(|_| EINVAL)?)?;
+        // SAFETY: FFI call without preconditions.
+        let dsize = unsafe { bindings::zlib_inflate_workspacesize() };
+        let mut dws = zeroed_workspace(usize::try_from(dsize).map_err(|_| EINVAL)?)?;
+        let mut cstream = Self::stream(&mut cws)?;
+        let mut dstream = Self::stream(&mut dws)?;
+        // SAFETY: the stream is zeroed, with a workspace of the size deflate asked for these
+        // parameters; it is boxed, so it stays where it is initialised.
+        let ret = unsafe {
+            bindings::zlib_deflateInit2(
+                &mut *cstream,
+                bindings::Z_DEFAULT_COMPRESSION,
+                bindings::Z_DEFLATED as c_int,
+                -DEFLATE_WINBITS,
+                mem_level,
+                bindings::Z_DEFAULT_STRATEGY as c_int,
+            )
+        };
+        if ret != bindings::Z_OK as c_int {
+            return Err(EINVAL);
+        }
+        // SAFETY: as above, for inflate.
+        let ret = unsafe { bindings::zlib_inflateInit2(&mut *dstream, -DEFLATE_WINBITS) };
+        if ret != bindings::Z_OK as c_int {
+            return Err(EINVAL);
+        }
+        // INVARIANT: both streams were initialised above, on their workspaces.
+        Ok(Deflate {
+            cstream,
+            dstream,
+            _cws: cws,
+            _dws: dws,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let z = &mut *self.cstream;
+        // SAFETY: the stream is initialised (type invariant).
+        if unsafe { bindings::zlib_deflateReset(z) } != bindings::Z_OK as c_int {
+            return Err(EINVAL);
+        }
+        z.next_in = src.as_ptr();
+        z.avail_in = src.len();
+        z.next_out = dst.as_mut_ptr();
+        z.avail_out = dst.len();
+        // SAFETY: the stream is initialised; its input and output are the slices, valid for
+        // the lengths given, which bound what deflate reads and writes. The pointers are not
+        // used after the call (the next call sets them again).
+        let ret = unsafe { bindings::zlib_deflate(z, bindings::Z_FINISH as c_int) };
+        match ret {
+            r if r == bindings::Z_STREAM_END as c_int => Ok(dst.len() - z.avail_out),
+            // Not finished: the output is full.
+            r if r == bindings::Z_OK as c_int || r == bindings::Z_BUF_ERROR => Err(E2BIG),
+            _ => Err(EINVAL),
+        }
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let z = &mut *self.dstream;
+        // SAFETY: the stream is initialised (type invariant).
+        if unsafe { bindings::zlib_inflateReset(z) } != bindings::Z_OK as c_int {
+            return Err(EINVAL);
+        }
+        z.next_in = src.as_ptr();
+        z.avail_in = src.len();
+        z.next_out = dst.as_mut_ptr();
+        z.avail_out = dst.len();
+        // SAFETY: as in `compress`; inflate checks its input and stops at the output's end.
+        let ret = unsafe { bindings::zlib_inflate(z, bindings::Z_SYNC_FLUSH as c_int) };
+        if ret == bindings::Z_STREAM_END as c_int {
+            Ok(dst.len() - z.avail_out)
+        } else {
+            Err(EINVAL)
+        }
+    }
+}
+
+impl Drop for Deflate {
+    fn drop(&mut self) {
+        // SAFETY: both streams are initialised (type invariant); ending them releases nothing
+        // (the workspaces are ours and freed with `self`) and they are not used again.
+        unsafe {
+            bindings::zlib_deflateEnd(&mut *self.cstream);
+            bindings::zlib_inflateEnd(&mut *self.dstream);
+        }
+    }
+}
+
+/// 842 (`lib/842`, the software implementation of the format of IBM's hardware compressor),
+/// named `842`.
+pub struct Sw842 {
+    wrk: KVVec<u8>,
+}
+
+impl Compressor for Sw842 {
+    const NAME: &'static str = "842";
+
+    fn new() -> Result<Self> {
+        Ok(Sw842 {
+            wrk: zeroed_workspace(bindings::SW842_MEM_COMPRESS as usize)?,
+        })
+    }
+
+    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let mut len = c_uint::try_from(dst.len()).map_err(|_| EINVAL)?;
+        // SAFETY: the slices are valid for their lengths; 842 writes at most `len` bytes
+        // (`ENOSPC` past it); the workspace has `SW842_MEM_COMPRESS` bytes.
+        let ret = unsafe {
+            bindings::sw842_compress(
+                src.as_ptr(),
+                c_uint::try_from(src.len()).map_err(|_| EINVAL)?,
+                dst.as_mut_ptr(),
+                &mut len,
+                self.wrk.as_mut_ptr().cast(),
+            )
+        };
+        match ret {
+            0 => Ok(len as usize),
+            r if r == -(bindings::ENOSPC as c_int) => Err(E2BIG),
+            _ => Err(EINVAL),
+        }
+    }
+
+    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+        let mut len = c_uint::try_from(dst.len()).map_err(|_| EINVAL)?;
+        // SAFETY: the slices are valid for their lengths; 842 checks its input and writes at
+        // most `len` bytes.
+        let ret = unsafe {
+            bindings::sw842_decompress(
+                src.as_ptr(),
+                c_uint::try_from(src.len()).map_err(|_| EINVAL)?,
+                dst.as_mut_ptr(),
+                &mut len,
+            )
+        };
+        if ret == 0 {
+            Ok(len as usize)
+        } else {
+            Err(EINVAL)
+        }
+    }
+}
+
 /// The algorithms, in the order zram lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
@@ -308,16 +494,22 @@ pub enum Algorithm {
     Lz4hc,
     /// [`Zstd`].
     Zstd,
+    /// [`Deflate`].
+    Deflate,
+    /// [`Sw842`].
+    Sw842,
 }
 
 impl Algorithm {
     /// Every algorithm, in the order zram lists them.
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 7] = [
         Algorithm::LzoRle,
         Algorithm::Lzo,
         Algorithm::Lz4,
         Algorithm::Lz4hc,
         Algorithm::Zstd,
+        Algorithm::Deflate,
+        Algorithm::Sw842,
     ];
 
     /// Returns the algorithm's name.
@@ -329,7 +521,8 @@ impl Algorithm {
     ///
     /// assert_eq!(Algorithm::LzoRle.name(), "lzo-rle");
     /// assert_eq!(Algorithm::from_name("zstd"), Some(Algorithm::Zstd));
-    /// assert_eq!(Algorithm::from_name("deflate"), None);
+    /// assert_eq!(Algorithm::from_name("842"), Some(Algorithm::Sw842));
+    /// assert_eq!(Algorithm::from_name("lzma"), None);
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -338,6 +531,8 @@ impl Algorithm {
             Algorithm::Lz4 => Lz4::NAME,
             Algorithm::Lz4hc => Lz4hc::NAME,
             Algorithm::Zstd => Zstd::NAME,
+            Algorithm::Deflate => Deflate::NAME,
+            Algorithm::Sw842 => Sw842::NAME,
         }
     }
 
@@ -377,6 +572,10 @@ pub enum Stream {
     Lz4hc(Lz4hc),
     /// A zstd stream.
     Zstd(Zstd),
+    /// A deflate stream.
+    Deflate(Deflate),
+    /// An 842 stream.
+    Sw842(Sw842),
 }
 
 impl Stream {
@@ -388,6 +587,8 @@ impl Stream {
             Algorithm::Lz4 => Stream::Lz4(Lz4::new()?),
             Algorithm::Lz4hc => Stream::Lz4hc(Lz4hc::new()?),
             Algorithm::Zstd => Stream::Zstd(Zstd::new()?),
+            Algorithm::Deflate => Stream::Deflate(Deflate::new()?),
+            Algorithm::Sw842 => Stream::Sw842(Sw842::new()?),
         })
     }
 
@@ -399,6 +600,8 @@ impl Stream {
             Stream::Lz4(s) => s.compress(src, dst),
             Stream::Lz4hc(s) => s.compress(src, dst),
             Stream::Zstd(s) => s.compress(src, dst),
+            Stream::Deflate(s) => s.compress(src, dst),
+            Stream::Sw842(s) => s.compress(src, dst),
         }
     }
 
@@ -410,6 +613,8 @@ impl Stream {
             Stream::Lz4(s) => s.decompress(src, dst),
             Stream::Lz4hc(s) => s.decompress(src, dst),
             Stream::Zstd(s) => s.decompress(src, dst),
+            Stream::Deflate(s) => s.decompress(src, dst),
+            Stream::Sw842(s) => s.decompress(src, dst),
         }
     }
 }
