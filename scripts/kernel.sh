@@ -104,6 +104,9 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.rzram-config" 2>/dev/null)" != "$w
 	echo "$want" >"$out/.rzram-config"
 fi
 
+# A kernel with loadable modules (x86_64's test kernel has rzram.ko) builds
+# them too.
+grep -qx 'CONFIG_MODULES=y' "$out/.config" 2>/dev/null && target="$target modules"
 note "building $arch ($variant) in ${out#"$TOP"/}"
 start=$(date +%s)
 # shellcheck disable=SC2086 # $target may name several objects
@@ -120,6 +123,7 @@ if [ "$variant" != zsmalloc32 ] && [ -f "$out/modules.builtin" ]; then
 	mkdir -p "$mroot/lib/modules/$rel"
 	if grep -qx 'CONFIG_MODULES=y' "$out/.config"; then
 		kmake "$out" "$arch" modules_install INSTALL_MOD_PATH="$mroot" INSTALL_MOD_STRIP=1 >/dev/null
+		rm -f "$mroot/lib/modules/$rel/build"
 	else
 		cp "$out/modules.builtin" "$out/modules.builtin.modinfo" "$mroot/lib/modules/$rel/"
 		: >"$mroot/lib/modules/$rel/modules.order"

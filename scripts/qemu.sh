@@ -46,7 +46,12 @@ log=$BUILD/logs/$arch-$label.log
 # Which device family the guest tests drive: rzram once the driver is built.
 # Without the C zram, rzram runs in compat mode and its devices are zram<N>.
 rzdev=zram
-if grep -qx 'CONFIG_BLK_DEV_RZRAM=y' "$kdir/.config" 2>/dev/null; then
+# A module is loaded by the guest's init, by its alias, as zram-tools and
+# systemd load zram.
+if grep -qx 'CONFIG_BLK_DEV_RZRAM=m' "$kdir/.config" 2>/dev/null; then
+	append="rzmodprobe=zram $append"
+fi
+if grep -qE '^CONFIG_BLK_DEV_RZRAM=(y|m)$' "$kdir/.config" 2>/dev/null; then
 	if grep -qx 'CONFIG_ZRAM=y' "$kdir/.config"; then
 		rzdev=rzram
 	elif ! grep -qx 'CONFIG_BLK_DEV_RZRAM_COMPAT=y' "$kdir/.config"; then

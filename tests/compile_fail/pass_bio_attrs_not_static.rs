@@ -17,8 +17,14 @@ use kernel::{
 /// A disk that completes every bio at once.
 pub struct Null;
 
+// SAFETY: a null module is what a built-in driver's `THIS_MODULE` holds. (A fixture: this file
+// is only compiled.)
+static BUILT_IN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+
 #[vtable]
 impl Operations for Null {
+    const OWNER: &'static ThisModule = &BUILT_IN;
+
     fn submit_bio(&self, bio: Bio) {
         bio.end(Ok(()));
     }
@@ -31,11 +37,6 @@ fn show(_: &Null, _: &Disk, _: &mut SysfsBuf<'_>) -> Result {
 static ATTRS: [Attribute<GenDisk<Null>>; 1] = [Attribute::ro(c_str!("a"), show)];
 
 /// Registers a disk with a static attribute table.
-pub fn f(module: &'static ThisModule, builder: GenDiskBuilder) -> Result<GenDisk<Null>> {
-    builder.build_bio(
-        module,
-        format_args!("cf0"),
-        Arc::new(Null, GFP_KERNEL)?,
-        &ATTRS,
-    )
+pub fn f(builder: GenDiskBuilder) -> Result<GenDisk<Null>> {
+    builder.build_bio(format_args!("cf0"), Arc::new(Null, GFP_KERNEL)?, &ATTRS)
 }

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Debian's zram-tools, unchanged, on rzram in compat mode: `modprobe zram`
-# finds rzram through its alias, and `zramswap start` sets up swap on zram0
-# from /etc/default/zramswap.
+# finds rzram through its alias, `zramswap start` sets up swap on zram0 from
+# /etc/default/zramswap, and with rzram as a module `zramswap stop` unloads it.
 set -u
 . /tests/lib.sh
 
@@ -25,6 +25,16 @@ grep -q '^/dev/zram0 *77$' /tmp/swaps || fail "no swap on /dev/zram0 with priori
 [ "$(cat $SYS/disksize)" = $((64 << 20)) ] || fail "disksize $(cat $SYS/disksize)"
 grep -q '\[lz4\]' $SYS/comp_algorithm || fail "comp_algorithm $(cat $SYS/comp_algorithm)"
 zramswap status || fail "zramswap status"
-swapoff /dev/zram0 || fail "swapoff"
-dev_reset
 echo "zramswap start: swap on zram0 (rzram), lz4, 64 MiB, priority 77"
+if grep -q '^rzram ' /proc/modules; then
+	# A module: `zramswap stop` swaps off and unloads it (modprobe -r zram).
+	zramswap stop || fail "zramswap stop"
+	grep -q '^/dev/zram0 ' /proc/swaps && fail "still swapping on zram0"
+	grep -q '^rzram ' /proc/modules && fail "zramswap stop left rzram loaded"
+	echo "zramswap stop: swap off, rzram unloaded"
+	modprobe zram || fail "modprobe zram (reload)"
+else
+	# Built in: stop's modprobe -r fails, as for a built-in C zram.
+	swapoff /dev/zram0 || fail "swapoff"
+	dev_reset
+fi

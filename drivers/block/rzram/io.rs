@@ -81,6 +81,8 @@ fn discard(storage: &Storage, sector: u64, size: u32) {
 
 #[vtable]
 impl Operations for Rzram {
+    const OWNER: &'static ThisModule = &crate::THIS_MODULE;
+
     /// Handles a bio by its operation.
     ///
     /// May race with other bios (of the same pages too: the slot lock orders them, page by

@@ -79,7 +79,6 @@ const MAX_DEVICES: usize = 1 << 16;
 /// The module's devices and what creating one needs.
 #[pin_data]
 struct Control {
-    module: &'static ThisModule,
     major: Major,
     prefix: &'static str,
     /// Index `i` holds device `i`; removed devices leave `None`, reused by the next `hot_add`.
@@ -107,7 +106,6 @@ impl Control {
             .stable_writes(true)
             .devt(&self.major, id as u32)?
             .build_bio(
-                self.module,
                 format_args!("{}{}", self.prefix, id),
                 Rzram::new()?,
                 &attrs::ATTRS,
@@ -160,7 +158,7 @@ struct RzramModule {
 }
 
 impl kernel::Module for RzramModule {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
         let mut compat = *module_parameters::compat.value();
         if compat && cfg!(CONFIG_ZRAM) {
             pr_warn!("compat=1 ignored: the C zram is built into this kernel\n");
@@ -174,7 +172,6 @@ impl kernel::Module for RzramModule {
         let major = Major::register(name)?;
         let control = Arc::pin_init(
             pin_init!(Control {
-                module,
                 major,
                 prefix: if compat { "zram" } else { "rzram" },
                 devices <- new_mutex!(KVec::new(), "rzram::devices"),

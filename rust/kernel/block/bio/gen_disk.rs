@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/linux/blkdev.h`](srctree/include/linux/blkdev.h)
 
-use super::operations::{state, Operations, Vtable};
+use super::operations::{state, DiskData, Operations, Vtable};
 use crate::{
     alloc::KBox,
     bindings,
@@ -15,7 +15,6 @@ use crate::{
     sync::Arc,
     sysfs::{Attribute, AttributeOwner, Group},
     types::{ForeignOwnable, Opaque, ScopeGuard},
-    ThisModule,
 };
 use core::{fmt, pin::Pin, ptr::NonNull};
 
@@ -27,15 +26,23 @@ use core::{fmt, pin::Pin, ptr::NonNull};
 /// wait for itself. The disk itself, and its reference to `T`, live until the last reference to
 /// it goes, which may be later: `del_gendisk()` does not wait for openers.
 ///
+/// In a loadable module, dropping it also waits for that last reference: the module's code and
+/// data must outlive the disk (see `DiskData` in `operations.rs`). A module should therefore
+/// drop its disks when they are not open, as zram removes only unopened devices; an open disk
+/// makes the drop wait until it is closed (and, being open, keeps the module loaded).
+///
 /// # Invariants
 ///
 /// `disk` was allocated by `__blk_alloc_disk()` and added with `device_add_disk()`, and this
-/// object owns one reference to it. Its `private_data` is an `Arc<T>` converted with
-/// [`ForeignOwnable::into_foreign`], released by the `free_disk` callback; its `fops` is
-/// `Vtable::<T>::FOPS`; its attribute groups point into `_group` and to `'static` attributes.
+/// object owns one reference to it. Its `private_data` is `dd`, converted with
+/// [`ForeignOwnable::into_foreign`] and released by the `free_disk` callback, and `dd` holds a
+/// reference to `data`; its `fops` is `Vtable::<T>::FOPS`, whose owner is `T::OWNER`, the
+/// module of the code that built it (null if built in); its attribute groups point into `_group`
+/// and to `'static` attributes.
 pub struct GenDisk<T: Operations> {
     disk: NonNull<bindings::gendisk>,
     data: Arc<T>,
+    dd: Arc<DiskData>,
     /// Kept, not read, for the disk's sysfs groups: dropped after `del_gendisk()` (see `Drop`).
     _group: Pin<KBox<Group>>,
 }
@@ -54,18 +61,18 @@ impl GenDiskBuilder {
     /// `tests/compile_fail/fail_bio_attrs_not_static.rs`). On failure everything allocated so far
     /// is released: the group, the C disk (`put_disk()`), and the disk's reference on `data`.
     ///
-    /// Fails with [`EINVAL`] when called from a loadable module (`module` is not null): the disk's
-    /// operations are a constant whose `owner` is null, so opening the disk would not pin the
-    /// module, and the module could be unloaded while the block core still holds the disk and
-    /// calls into its code. Built-in drivers only, until the operations carry their module.
+    /// Fails with [`EINVAL`] if [`Operations::OWNER`] is not the module that `T`'s operations
+    /// belong to (null for built-in code): opening the disk must pin that module.
     pub fn build_bio<T: Operations>(
         self,
-        module: &'static ThisModule,
         name: fmt::Arguments<'_>,
         data: Arc<T>,
         attrs: &'static [Attribute<GenDisk<T>>],
     ) -> Result<GenDisk<T>> {
-        if !module.as_ptr().is_null() {
+        // Bound first, so that the table's `'static` storage (constant promotion) is checked.
+        let fops: &'static bindings::block_device_operations = &Vtable::<T>::FOPS;
+        // SAFETY: FFI call without preconditions; the result is only compared.
+        if unsafe { bindings::bio_fops_module(fops) } != T::OWNER.as_ptr() {
             return Err(EINVAL);
         }
         let group = Group::new(attrs)?;
@@ -85,9 +92,8 @@ impl GenDiskBuilder {
         });
         // SAFETY: the disk was just allocated, is not added, and nothing else uses it yet.
         unsafe { self.setup_disk(disk, name)? };
-        // Bound first, so that the table's `'static` storage (constant promotion) is checked.
-        let fops: &'static bindings::block_device_operations = &Vtable::<T>::FOPS;
-        let foreign = data.clone().into_foreign();
+        let dd = DiskData::new(data.clone())?;
+        let foreign = dd.clone().into_foreign();
         // SAFETY: as above: the disk is ours alone until it is added.
         unsafe {
             (*disk).fops = fops;
@@ -99,7 +105,10 @@ impl GenDiskBuilder {
         if let Err(e) = to_result(ret) {
             // SAFETY: `foreign` came from `into_foreign` above and the disk was not added, so
             // nothing else can have borrowed it.
-            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(foreign) });
+            let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::from_foreign(foreign) };
+            // SAFETY: the disk was not added, so its `free_disk` never runs: the disk's
+            // reference to `data` is released here, once.
+            unsafe { dd.release() };
             return Err(e);
         }
         undo.dismiss();
@@ -109,6 +118,7 @@ impl GenDiskBuilder {
             // SAFETY: `from_err_ptr` succeeded, so `disk` is not null.
             disk: unsafe { NonNull::new_unchecked(disk) },
             data,
+            dd,
             _group: group,
         })
     }
@@ -143,6 +153,10 @@ impl<T: Operations> Drop for GenDisk<T> {
         // SAFETY: drops the reference `__blk_alloc_disk()` returned. If it is the last one, the
         // disk is released now and `free_disk` drops its reference to `T`.
         unsafe { bindings::put_disk(self.raw()) };
+        if !T::OWNER.as_ptr().is_null() {
+            // A module: its code and operations must outlive the disk (see `DiskData`).
+            self.dd.wait_released();
+        }
         // `_group` is dropped after this: since `del_gendisk()`, nothing reads it.
     }
 }

@@ -8,15 +8,25 @@ use super::Bio;
 use crate::{
     bindings,
     error::Result,
-    ffi::{c_int, c_ulong},
+    ffi::{c_int, c_ulong, c_void},
+    prelude::*,
     sync::Arc,
-    types::ForeignOwnable,
+    types::{ForeignOwnable, Opaque},
+    ThisModule,
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
 /// The operations of a bio-based disk, implemented by the driver's per-disk state.
 #[macros::vtable]
 pub trait Operations: Sized + Send + Sync + 'static {
+    /// The module of the driver: `&THIS_MODULE`, which [`module!`](macros::module) defines.
+    ///
+    /// It becomes the `owner` of the disk's operations, so that an open disk pins a loadable
+    /// module. [`GenDiskBuilder::build_bio`](crate::block::GenDiskBuilder::build_bio) checks it
+    /// against the module whose code the operations are in, and fails with `EINVAL` if they
+    /// differ.
+    const OWNER: &'static ThisModule;
+
     /// Handles `bio`, which must be completed with [`Bio::end`] (dropping it fails it).
     ///
     /// A bio may be completed later, from another thread. It should be completed before the
@@ -38,49 +48,141 @@ pub trait Operations: Sized + Send + Sync + 'static {
     }
 }
 
-/// The `block_device_operations` of disks of `T`: a constant, so it lives in static memory and
-/// outlives every reference to a disk.
+/// The `block_device_operations` of disks of `T`: a constant, so it lives in static memory (of
+/// the module that uses it) and outlives every reference to a disk; see [`DiskData`].
 pub(super) struct Vtable<T>(PhantomData<T>);
 
 impl<T: Operations> Vtable<T> {
     pub(super) const FOPS: bindings::block_device_operations = bindings::block_device_operations {
         submit_bio: Some(submit_bio_callback::<T>),
         open: Some(open_callback::<T>),
-        free_disk: Some(free_disk_callback::<T>),
+        free_disk: Some(free_disk_callback),
         swap_slot_free_notify: if T::HAS_SWAP_SLOT_FREE_NOTIFY {
             Some(swap_notify_callback::<T>)
         } else {
             None
         },
-        // A null owner, as for the mq disks: opening the disk takes no module reference. So
-        // `GenDiskBuilder::build_bio` refuses to register disks for loadable modules.
-        owner: core::ptr::null_mut(),
+        // Opening the disk pins the module (`build_bio` checked that it is the right one).
+        owner: T::OWNER.0,
         // SAFETY: all zeroes is a valid `block_device_operations` (no other callbacks).
         ..unsafe { core::mem::zeroed() }
     };
+}
+
+/// What a disk's `private_data` points to: the driver's state, and how to release it.
+///
+/// The C disk may outlive the [`GenDisk`](super::GenDisk) (`del_gendisk()` waits neither for
+/// openers nor for references taken without opening), and its last reference calls `free_disk`.
+/// For a loadable module that must happen before the module's memory goes: its code (the
+/// callbacks, `release`), its operations table and its `struct module` are all read on the way.
+/// So `free_disk` is [`free_disk_callback`], which is not generic and is therefore built-in
+/// code: it calls `release`, then completes `released`, and touches nothing of the module's
+/// after that. Dropping the `GenDisk` of a module waits for `released` (see its `Drop`).
+///
+/// # Invariants
+///
+/// `data` is an `Arc<T>` converted with [`ForeignOwnable::into_foreign`] for the `T` that
+/// `release` is `release::<T>` of, not yet released while `released` is not completed;
+/// `released` is initialised.
+#[pin_data]
+pub(super) struct DiskData {
+    data: *const c_void,
+    release: unsafe fn(*const c_void),
+    #[pin]
+    released: Opaque<bindings::completion>,
+}
+
+// SAFETY: `data` is an `Arc<T>` with `T: Send + Sync`; the completion is thread-safe.
+unsafe impl Send for DiskData {}
+// SAFETY: as above; shared access only borrows `data` and waits on or completes `released`.
+unsafe impl Sync for DiskData {}
+
+/// Releases an `Arc<T>` converted with [`ForeignOwnable::into_foreign`].
+///
+/// # Safety
+///
+/// `data` must come from `Arc::<T>::into_foreign`, and not be used afterwards.
+unsafe fn release<T: Operations>(data: *const c_void) {
+    // SAFETY: by the caller's promise.
+    drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(data) });
+}
+
+impl DiskData {
+    /// A disk's data holding `data`, to be released by its `free_disk`.
+    pub(super) fn new<T: Operations>(data: Arc<T>) -> Result<Arc<DiskData>> {
+        let data = data.into_foreign();
+        let dd = Arc::pin_init(
+            pin_init!(DiskData {
+                data,
+                release: release::<T>,
+                // SAFETY: `init_completion` initialises the completion in place.
+                released <- Opaque::ffi_init(|slot| unsafe { bindings::init_completion(slot) }),
+            }),
+            GFP_KERNEL,
+        );
+        match dd {
+            // INVARIANT: `data` is an `Arc<T>`, not released; `released` was initialised.
+            Ok(dd) => Ok(dd),
+            Err(e) => {
+                // SAFETY: `data` came from `into_foreign` above and was not stored anywhere.
+                unsafe { release::<T>(data) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Releases the driver's state and completes `released`.
+    ///
+    /// # Safety
+    ///
+    /// Called once, by `free_disk` or, for a disk that was never added, instead of it.
+    pub(super) unsafe fn release(&self) {
+        // SAFETY: `data` is the `Arc<T>` of `release` (type invariant), released once, here, by
+        // the caller's promise.
+        unsafe { (self.release)(self.data) };
+        // SAFETY: `released` is initialised (type invariant).
+        unsafe { bindings::complete_all(self.released.get()) };
+    }
+
+    /// Waits until `free_disk` has released the driver's state.
+    ///
+    /// Context: process context; sleeps.
+    pub(super) fn wait_released(&self) {
+        // SAFETY: `released` is initialised (type invariant).
+        unsafe { bindings::wait_for_completion(self.released.get()) };
+    }
 }
 
 /// Returns the driver state of `disk`.
 ///
 /// # Safety
 ///
-/// `disk` must be a disk of a [`GenDisk<T>`] to which the caller holds a reference (any block
-/// layer callback does) for `'a`.
+/// `disk` must be a disk of a [`GenDisk<T>`](super::GenDisk) to which the caller holds a
+/// reference (any block layer callback does) for `'a`.
 pub(super) unsafe fn state<'a, T: Operations>(disk: *mut bindings::gendisk) -> &'a T {
-    // SAFETY: `private_data` holds an `Arc<T>` that is released only by `free_disk`, when the
-    // last reference to the disk goes; the caller holds one for `'a`.
-    let b = unsafe { <Arc<T> as ForeignOwnable>::borrow((*disk).private_data) };
+    // SAFETY: `private_data` holds an `Arc<DiskData>` that is released only by `free_disk`, when
+    // the last reference to the disk goes; the caller holds one for `'a`.
+    let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::borrow((*disk).private_data) };
+    // SAFETY: `data` is an `Arc<T>` (the disk is a `GenDisk<T>`'s), released by the same
+    // `free_disk`, after `'a`.
+    let b = unsafe { <Arc<T> as ForeignOwnable>::borrow(dd.data) };
     // SAFETY: the `Arc` outlives `'a`, as argued above.
     unsafe { &*core::ptr::from_ref::<T>(&b) }
 }
 
+/// The `free_disk` of every bio-based disk: built-in code, see [`DiskData`].
+///
 /// # Safety
 ///
-/// Called by the block layer once, when the last reference to a disk of a [`GenDisk<T>`] goes.
-unsafe extern "C" fn free_disk_callback<T: Operations>(disk: *mut bindings::gendisk) {
+/// Called by the block layer once, when the last reference to a disk of a `GenDisk` goes.
+unsafe extern "C" fn free_disk_callback(disk: *mut bindings::gendisk) {
     // SAFETY: `private_data` came from `into_foreign` in `build_bio` (type invariant of
     // `GenDisk`), and no callback can borrow it any more: nobody holds a reference to the disk.
-    drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign((*disk).private_data) });
+    let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::from_foreign((*disk).private_data) };
+    // SAFETY: the block layer calls `free_disk` once. After this nothing of the module is
+    // touched: `dd` is built-in memory, and this function and `DiskData::release` are built-in
+    // code (not generic).
+    unsafe { dd.release() };
 }
 
 /// # Safety

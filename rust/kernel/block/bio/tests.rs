@@ -34,6 +34,8 @@ mod cases {
 
     #[macros::vtable]
     impl Operations for Null {
+        const OWNER: &'static crate::ThisModule = &BUILT_IN;
+
         fn submit_bio(&self, bio: Bio) {
             bio.end(Ok(()));
         }
@@ -75,7 +77,6 @@ mod cases {
     fn disk_outlives_gendisk() -> Result {
         let major = Major::register(c_str!("rust_bio_kunit"))?;
         let disk = builder(&major)?.build_bio(
-            &BUILT_IN,
             format_args!("rust_bio_kunit0"),
             Arc::new(Null, GFP_KERNEL)?,
             &ATTRS,
@@ -93,6 +94,39 @@ mod cases {
         // `fops->free_disk`.
         unsafe { bindings::put_device(dev) };
         assert_eq!(DROPS.load(Ordering::Relaxed), before + 1);
+        Ok(())
+    }
+
+    /// A disk whose operations claim another module than the one their code is in.
+    struct WrongOwner;
+
+    // SAFETY: a dangling module pointer, never dereferenced: `build_bio` only compares it (and
+    // must refuse it, as these operations are built-in code).
+    static NOT_US: crate::ThisModule =
+        unsafe { crate::ThisModule::from_ptr(core::ptr::dangling_mut()) };
+
+    #[macros::vtable]
+    impl Operations for WrongOwner {
+        const OWNER: &'static crate::ThisModule = &NOT_US;
+
+        fn submit_bio(&self, bio: Bio) {
+            bio.end(Ok(()));
+        }
+    }
+
+    static NO_ATTRS: [Attribute<GenDisk<WrongOwner>>; 0] = [];
+
+    /// The owner of the operations must be the module their code is in: otherwise an open
+    /// disk would pin the wrong module (or none), and a module could go while its disk is used.
+    #[test]
+    fn wrong_owner_is_refused() -> Result {
+        let major = Major::register(c_str!("rust_bio_kunit"))?;
+        let r = builder(&major)?.build_bio(
+            format_args!("rust_bio_kunit1"),
+            Arc::new(WrongOwner, GFP_KERNEL)?,
+            &NO_ATTRS,
+        );
+        assert_eq!(r.err(), Some(crate::error::code::EINVAL));
         Ok(())
     }
 
