@@ -4,7 +4,6 @@
 #include <linux/blkdev.h>
 #include <linux/completion.h>
 #include <linux/highmem.h>
-#include <linux/module.h>
 
 struct bio_vec rust_helper_bio_iter_iovec(struct bio *bio, struct bvec_iter iter)
 {
@@ -48,18 +47,4 @@ void rust_helper_bio_end_io_acct(struct bio *bio, unsigned long start_time)
 void rust_helper_init_completion(struct completion *x)
 {
 	init_completion(x);
-}
-
-/*
- * The module whose memory holds @fops (NULL for built-in code): checked against the
- * owner a Rust driver declares for its bio-based disks.
- */
-struct module *rust_helper_bio_fops_module(const struct block_device_operations *fops)
-{
-	struct module *mod;
-
-	preempt_disable();
-	mod = __module_address((unsigned long)fops);
-	preempt_enable();
-	return mod;
 }

@@ -17,6 +17,8 @@
 //! comes before every lock of a device (`device.rs`).
 
 mod attrs;
+#[cfg(CONFIG_DEBUG_FS)]
+mod block_state;
 mod device;
 mod io;
 mod parse;
@@ -76,14 +78,37 @@ rzram_module!();
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
 
+/// A device: its disk and its debugfs file.
+struct Device {
+    /// Removed before the disk (fields drop in order).
+    #[cfg(CONFIG_DEBUG_FS)]
+    _block_state: kernel::debugfs::File<block_state::BlockState>,
+    disk: GenDisk<Rzram>,
+}
+
+/// debugfs's directory of the module's devices: nothing without debugfs.
+#[cfg(CONFIG_DEBUG_FS)]
+type DebugfsDir = kernel::debugfs::Dir;
+#[cfg(not(CONFIG_DEBUG_FS))]
+type DebugfsDir = ();
+
+#[cfg(CONFIG_DEBUG_FS)]
+fn debugfs_dir(name: &CStr) -> DebugfsDir {
+    kernel::debugfs::Dir::new(name)
+}
+#[cfg(not(CONFIG_DEBUG_FS))]
+fn debugfs_dir(_name: &CStr) -> DebugfsDir {}
+
 /// The module's devices and what creating one needs.
 #[pin_data]
 struct Control {
     major: Major,
     prefix: &'static str,
+    /// debugfs's `zram` or `rzram` directory, as the devices are named.
+    debugfs: DebugfsDir,
     /// Index `i` holds device `i`; removed devices leave `None`, reused by the next `hot_add`.
     #[pin]
-    devices: Mutex<KVec<Option<GenDisk<Rzram>>>>,
+    devices: Mutex<KVec<Option<Device>>>,
 }
 
 impl Control {
@@ -110,10 +135,18 @@ impl Control {
                 Rzram::new()?,
                 &attrs::ATTRS,
             )?;
+        let dev = Device {
+            #[cfg(CONFIG_DEBUG_FS)]
+            _block_state: self.debugfs.subdir(disk.name()).records_file(
+                c_str!("block_state"),
+                Arc::new(block_state::BlockState(disk.data().clone()), GFP_KERNEL)?,
+            )?,
+            disk,
+        };
         if id == devs.len() {
-            devs.push(Some(disk), GFP_KERNEL)?;
+            devs.push(Some(dev), GFP_KERNEL)?;
         } else {
-            devs[id] = Some(disk);
+            devs[id] = Some(dev);
         }
         pr_info!("Added device: {}{}\n", self.prefix, id);
         Ok(id)
@@ -122,14 +155,14 @@ impl Control {
     /// Removes device `id`: `ENODEV` if there is none, `EBUSY` if it is open.
     fn remove(&self, id: usize) -> Result {
         let mut devs = self.devices.lock();
-        let disk = devs.get_mut(id).and_then(Option::take).ok_or(ENODEV)?;
-        let rz = disk.data().clone();
-        if let Err(e) = rz.claim(&disk) {
-            devs[id] = Some(disk);
+        let dev = devs.get_mut(id).and_then(Option::take).ok_or(ENODEV)?;
+        let rz = dev.disk.data().clone();
+        if let Err(e) = rz.claim(&dev.disk) {
+            devs[id] = Some(dev);
             return Err(e);
         }
-        rz.reset(&disk);
-        drop(disk);
+        rz.reset(&dev.disk);
+        drop(dev);
         pr_info!("Removed device: {}{}\n", self.prefix, id);
         Ok(())
     }
@@ -174,6 +207,7 @@ impl kernel::Module for RzramModule {
             pin_init!(Control {
                 major,
                 prefix: if compat { "zram" } else { "rzram" },
+                debugfs: debugfs_dir(name),
                 devices <- new_mutex!(KVec::new(), "rzram::devices"),
             }),
             GFP_KERNEL,
@@ -224,9 +258,9 @@ impl Drop for RzramModule {
         // No more hot_add or hot_remove, then the devices go.
         drop(self.class.take());
         let devices = core::mem::take(&mut *self.control.devices.lock());
-        for (id, disk) in devices.into_iter().enumerate() {
-            if let Some(disk) = disk {
-                drop(disk);
+        for (id, dev) in devices.into_iter().enumerate() {
+            if let Some(dev) = dev {
+                drop(dev);
                 pr_info!("Removed device: {}{}\n", self.control.prefix, id);
             }
         }

@@ -72,7 +72,9 @@ impl GenDiskBuilder {
         // Bound first, so that the table's `'static` storage (constant promotion) is checked.
         let fops: &'static bindings::block_device_operations = &Vtable::<T>::FOPS;
         // SAFETY: FFI call without preconditions; the result is only compared.
-        if unsafe { bindings::bio_fops_module(fops) } != T::OWNER.as_ptr() {
+        if unsafe { bindings::module_of_address(core::ptr::from_ref(fops).cast()) }
+            != T::OWNER.as_ptr()
+        {
             return Err(EINVAL);
         }
         let group = Group::new(attrs)?;

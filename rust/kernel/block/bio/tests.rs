@@ -103,7 +103,7 @@ mod cases {
     // SAFETY: a dangling module pointer, never dereferenced: `build_bio` only compares it (and
     // must refuse it, as these operations are built-in code).
     static NOT_US: crate::ThisModule =
-        unsafe { crate::ThisModule::from_ptr(core::ptr::dangling_mut()) };
+        unsafe { crate::ThisModule::from_ptr(core::ptr::NonNull::dangling().as_ptr()) };
 
     #[macros::vtable]
     impl Operations for WrongOwner {
