@@ -22,8 +22,9 @@ use crate::{
     bindings,
     error::{code::*, Result},
     ffi::{c_char, c_int, c_uint, c_void},
+    types::Opaque,
 };
-use core::ptr::NonNull;
+use core::{pin::Pin, ptr::NonNull};
 
 /// A compression algorithm.
 pub trait Compressor: Sized + Send {
@@ -307,11 +308,12 @@ const DEFLATE_WINBITS: c_int = 11;
 /// # Invariants
 ///
 /// `cstream` was initialised for deflate with `_cws` as its workspace and `dstream` for inflate
-/// with `_dws`; the workspaces live as long as `self`. The streams are boxed: zlib's state points
-/// back to its stream, which must not move.
+/// with `_dws`; the workspaces live as long as `self`. The streams are pinned on the heap, since
+/// zlib's state points back to its stream, and are reached only through raw pointers (`Opaque`),
+/// since C holds that pointer while Rust uses the stream.
 pub struct Deflate {
-    cstream: KBox<bindings::z_stream_s>,
-    dstream: KBox<bindings::z_stream_s>,
+    cstream: Pin<KBox<Opaque<bindings::z_stream_s>>>,
+    dstream: Pin<KBox<Opaque<bindings::z_stream_s>>>,
     _cws: KVVec<u8>,
     _dws: KVVec<u8>,
 }
@@ -322,12 +324,28 @@ unsafe impl Send for Deflate {}
 
 impl Deflate {
     /// A zeroed stream on the heap with `ws` as its workspace.
-    fn stream(ws: &mut KVVec<u8>) -> Result<KBox<bindings::z_stream_s>> {
+    fn stream(ws: &mut KVVec<u8>) -> Result<Pin<KBox<Opaque<bindings::z_stream_s>>>> {
         // SAFETY: all zeroes is a valid `z_stream_s` (null pointers, zero counts).
         let zeroed: bindings::z_stream_s = unsafe { core::mem::zeroed() };
-        let mut z = KBox::new(zeroed, GFP_KERNEL)?;
-        z.workspace = ws.as_mut_ptr().cast();
+        let z = KBox::pin(Opaque::new(zeroed), GFP_KERNEL)?;
+        // SAFETY: the stream is ours alone, not yet known to zlib.
+        unsafe { (*z.get()).workspace = ws.as_mut_ptr().cast() };
         Ok(z)
+    }
+
+    /// Points `z`'s input at `src` and its output at `dst`.
+    ///
+    /// # Safety
+    ///
+    /// `z` must be a stream of `self`, not in use by another call.
+    unsafe fn set_buffers(z: *mut bindings::z_stream_s, src: &[u8], dst: &mut [u8]) {
+        // SAFETY: by the caller's promise `z` is valid and ours alone for the call.
+        unsafe {
+            (*z).next_in = src.as_ptr();
+            (*z).avail_in = src.len();
+            (*z).next_out = dst.as_mut_ptr();
+            (*z).avail_out = dst.len();
+        }
     }
 }
 
@@ -342,13 +360,14 @@ impl Compressor for Deflate {
         // SAFETY: FFI call without preconditions.
         let dsize = unsafe { bindings::zlib_inflate_workspacesize() };
         let mut dws = zeroed_workspace(usize::try_from(dsize).map_err(|_| EINVAL)?)?;
-        let mut cstream = Self::stream(&mut cws)?;
-        let mut dstream = Self::stream(&mut dws)?;
+        let cstream = Self::stream(&mut cws)?;
+        let dstream = Self::stream(&mut dws)?;
         // SAFETY: the stream is zeroed, with a workspace of the size deflate asked for these
-        // parameters; it is boxed, so it stays where it is initialised.
+        // parameters, allocated by kvmalloc (aligned for any of zlib's structures); it is pinned,
+        // so it stays where it is initialised.
         let ret = unsafe {
             bindings::zlib_deflateInit2(
-                &mut *cstream,
+                cstream.get(),
                 bindings::Z_DEFAULT_COMPRESSION,
                 bindings::Z_DEFLATED as c_int,
                 -DEFLATE_WINBITS,
@@ -360,7 +379,7 @@ impl Compressor for Deflate {
             return Err(EINVAL);
         }
         // SAFETY: as above, for inflate.
-        let ret = unsafe { bindings::zlib_inflateInit2(&mut *dstream, -DEFLATE_WINBITS) };
+        let ret = unsafe { bindings::zlib_inflateInit2(dstream.get(), -DEFLATE_WINBITS) };
         if ret != bindings::Z_OK as c_int {
             return Err(EINVAL);
         }
@@ -374,21 +393,21 @@ impl Compressor for Deflate {
     }
 
     fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let z = &mut *self.cstream;
-        // SAFETY: the stream is initialised (type invariant).
+        let z = self.cstream.get();
+        // SAFETY: the stream is initialised (type invariant), and ours alone: `&mut self`.
         if unsafe { bindings::zlib_deflateReset(z) } != bindings::Z_OK as c_int {
             return Err(EINVAL);
         }
-        z.next_in = src.as_ptr();
-        z.avail_in = src.len();
-        z.next_out = dst.as_mut_ptr();
-        z.avail_out = dst.len();
-        // SAFETY: the stream is initialised; its input and output are the slices, valid for
-        // the lengths given, which bound what deflate reads and writes. The pointers are not
-        // used after the call (the next call sets them again).
+        // SAFETY: as above.
+        unsafe { Self::set_buffers(z, src, dst) };
+        // SAFETY: the stream is initialised; its input and output are the slices, valid for the
+        // lengths given, which bound what deflate reads and writes. The pointers are not used
+        // after the call (the next call sets them again).
         let ret = unsafe { bindings::zlib_deflate(z, bindings::Z_FINISH as c_int) };
+        // SAFETY: as above; deflate has returned.
+        let left = unsafe { (*z).avail_out };
         match ret {
-            r if r == bindings::Z_STREAM_END as c_int => Ok(dst.len() - z.avail_out),
+            r if r == bindings::Z_STREAM_END as c_int => Ok(dst.len() - left),
             // Not finished: the output is full.
             r if r == bindings::Z_OK as c_int || r == bindings::Z_BUF_ERROR => Err(E2BIG),
             _ => Err(EINVAL),
@@ -396,19 +415,19 @@ impl Compressor for Deflate {
     }
 
     fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        let z = &mut *self.dstream;
-        // SAFETY: the stream is initialised (type invariant).
+        let z = self.dstream.get();
+        // SAFETY: the stream is initialised (type invariant), and ours alone: `&mut self`.
         if unsafe { bindings::zlib_inflateReset(z) } != bindings::Z_OK as c_int {
             return Err(EINVAL);
         }
-        z.next_in = src.as_ptr();
-        z.avail_in = src.len();
-        z.next_out = dst.as_mut_ptr();
-        z.avail_out = dst.len();
+        // SAFETY: as above.
+        unsafe { Self::set_buffers(z, src, dst) };
         // SAFETY: as in `compress`; inflate checks its input and stops at the output's end.
         let ret = unsafe { bindings::zlib_inflate(z, bindings::Z_SYNC_FLUSH as c_int) };
+        // SAFETY: as above; inflate has returned.
+        let left = unsafe { (*z).avail_out };
         if ret == bindings::Z_STREAM_END as c_int {
-            Ok(dst.len() - z.avail_out)
+            Ok(dst.len() - left)
         } else {
             Err(EINVAL)
         }
@@ -420,14 +439,19 @@ impl Drop for Deflate {
         // SAFETY: both streams are initialised (type invariant); ending them releases nothing
         // (the workspaces are ours and freed with `self`) and they are not used again.
         unsafe {
-            bindings::zlib_deflateEnd(&mut *self.cstream);
-            bindings::zlib_inflateEnd(&mut *self.dstream);
+            bindings::zlib_deflateEnd(self.cstream.get());
+            bindings::zlib_inflateEnd(self.dstream.get());
         }
     }
 }
 
 /// 842 (`lib/842`, the software implementation of the format of IBM's hardware compressor),
 /// named `842`.
+///
+/// # Invariants
+///
+/// `wrk` holds `SW842_MEM_COMPRESS` bytes, allocated by kvmalloc (so aligned for the
+/// compressor's state, a structure of pointers and integers).
 pub struct Sw842 {
     wrk: KVVec<u8>,
 }
@@ -436,6 +460,7 @@ impl Compressor for Sw842 {
     const NAME: &'static str = "842";
 
     fn new() -> Result<Self> {
+        // INVARIANT: the size 842 asks for, from kvmalloc.
         Ok(Sw842 {
             wrk: zeroed_workspace(bindings::SW842_MEM_COMPRESS as usize)?,
         })
@@ -444,7 +469,8 @@ impl Compressor for Sw842 {
     fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
         let mut len = c_uint::try_from(dst.len()).map_err(|_| EINVAL)?;
         // SAFETY: the slices are valid for their lengths; 842 writes at most `len` bytes
-        // (`ENOSPC` past it); the workspace has `SW842_MEM_COMPRESS` bytes.
+        // (`ENOSPC` past it); the workspace has `SW842_MEM_COMPRESS` suitably aligned bytes (type
+        // invariant).
         let ret = unsafe {
             bindings::sw842_compress(
                 src.as_ptr(),

@@ -5,7 +5,8 @@
 //! The slots are a [`zsmalloc::Table`], which owns the device's pool: each slot holds a zsmalloc
 //! object of the pool or a plain word, under a lock of its own, and 32 bits of rzram's next to
 //! them: the page's access time, in seconds since boot (`CLOCK_BOOTTIME`), which takes the space
-//! the word's alignment would leave empty, so the slot stays 16 bytes on 64-bit. The slot's lock
+//! the word's alignment would leave empty after the lock word, so the slot stays 16 bytes on
+//! 64-bit. The slot's lock
 //! word (32 bits) packs:
 //!
 //! ```text

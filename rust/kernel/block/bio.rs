@@ -24,7 +24,11 @@
 //! `disk->fops` to call `free_disk`. So everything the C disk points to outlives every reference
 //! to it:
 //!
-//! - the `block_device_operations` are a constant per `T`, in static memory;
+//! - the `block_device_operations` are a constant per `T`, in static memory: the kernel's for a
+//!   built-in driver, the module's for a loadable one, whose `owner` they name, so that an open
+//!   disk pins the module; and a module's memory outlives its disks, since a disk removed at run
+//!   time keeps the module loaded until it is released, and unloading waits for the release of
+//!   the disks removed then (see [`GenDisk`]);
 //! - the attributes are `static` tables (an [`Attribute`](crate::sysfs::Attribute) holds the C
 //!   attribute itself), which also gives each attribute a lockdep class of its own, as for C
 //!   attributes;

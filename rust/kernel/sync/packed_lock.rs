@@ -162,6 +162,9 @@ const LOCKED: u32 = 1 << 31;
 /// drop(held);
 /// assert!(slot.try_lock(class).is_some());
 /// ```
+// `repr(C)`: the lock word comes first, so that a `T` of 4-byte alignment (the zsmalloc table's
+// slot) can start at offset 4 and keep its 8-byte fields naturally aligned.
+#[repr(C)]
 pub struct PackedLock<T> {
     word: AtomicU32,
     data: UnsafeCell<T>,

@@ -22,19 +22,21 @@ const OBJECT: u32 = 1 << 30;
 /// overhead per slot).
 pub struct Slot(PackedLock<SlotData>);
 
-/// What a slot's lock protects: its word and the caller's 32 bits.
+/// What a slot's lock protects: the caller's 32 bits and its word.
 ///
 /// Packed to 4-byte alignment, so that the 32 bits take the space that the alignment of the word
-/// would otherwise leave empty after the 32-bit lock word. Its fields are only copied in and out,
-/// never borrowed.
+/// would otherwise leave empty after the 32-bit lock word: the slot is the lock word at offset 0,
+/// `aux` at 4 and `word` at 8 (naturally aligned; [`PackedLock`] is `repr(C)`). Its fields are
+/// only copied in and out, never borrowed.
 #[repr(C, packed(4))]
 struct SlotData {
-    word: usize,
     aux: u32,
+    word: usize,
 }
 
 #[cfg(CONFIG_64BIT)]
 crate::static_assert!(core::mem::size_of::<Slot>() == 16);
+crate::static_assert!(core::mem::offset_of!(SlotData, word) == 4);
 
 /// What a slot holds.
 pub enum Contents<'a> {
@@ -139,7 +141,7 @@ impl Table {
         for _ in 0..slots {
             // Within the capacity: does not allocate.
             v.push(
-                Slot(PackedLock::new(0, SlotData { word: 0, aux: 0 })),
+                Slot(PackedLock::new(0, SlotData { aux: 0, word: 0 })),
                 flags,
             )?;
         }
@@ -231,8 +233,8 @@ impl Drop for Table {
 
 /// A locked slot of a [`Table`]; unlocks on drop.
 ///
-/// It gives access to the slot's contents and to its 30 caller bits, which are published when the
-/// guard is dropped. Preemption is disabled while it lives, so the thread must not sleep. It is
+/// It gives access to the slot's contents, to its 30 caller bits and to its 32-bit caller value
+/// ([`aux`](Self::aux)), which are published when the guard is dropped. Preemption is disabled while it lives, so the thread must not sleep. It is
 /// `!Send` (checked by `tests/compile_fail/fail_zsmalloc_slot_guard_send.rs`).
 pub struct SlotGuard<'t> {
     table: &'t Table,

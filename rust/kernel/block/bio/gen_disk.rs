@@ -26,10 +26,13 @@ use core::{fmt, pin::Pin, ptr::NonNull};
 /// wait for itself. The disk itself, and its reference to `T`, live until the last reference to
 /// it goes, which may be later: `del_gendisk()` does not wait for openers.
 ///
-/// In a loadable module, dropping it also waits for that last reference: the module's code and
-/// data must outlive the disk (see `DiskData` in `operations.rs`). A module should therefore
-/// drop its disks when they are not open, as zram removes only unopened devices; an open disk
-/// makes the drop wait until it is closed (and, being open, keeps the module loaded).
+/// In a loadable module the module's code and data must outlive the disk (see `DiskData` in
+/// `operations.rs`): dropped while the module is live, the disk keeps the module loaded until its
+/// last reference goes; dropped while the module is being unloaded (from its `Drop`), the drop
+/// waits for that last reference. Nothing is open then (an open disk pins the module), so the
+/// wait is short. A `GenDisk` of a module must not be leaked: a leaked disk is never removed,
+/// and would outlive the module's unloading, as any leaked registration would (a known limit of
+/// Rust's module model, not one of this type).
 ///
 /// # Invariants
 ///
@@ -152,11 +155,14 @@ impl<T: Operations> Drop for GenDisk<T> {
         // attributes, waiting for running callbacks, and ends new I/O and opens; the block core
         // may still hold references (openers, swap), which keep `private_data` alive.
         unsafe { bindings::del_gendisk(self.raw()) };
+        let owner = T::OWNER.as_ptr();
+        // A module's code and operations must outlive the disk (see `DiskData`): a live module
+        // is pinned by the disk until it is released; one being unloaded waits for the release.
+        let held = self.dd.hold_module(owner);
         // SAFETY: drops the reference `__blk_alloc_disk()` returned. If it is the last one, the
         // disk is released now and `free_disk` drops its reference to `T`.
         unsafe { bindings::put_disk(self.raw()) };
-        if !T::OWNER.as_ptr().is_null() {
-            // A module: its code and operations must outlive the disk (see `DiskData`).
+        if !owner.is_null() && !held {
             self.dd.wait_released();
         }
         // `_group` is dropped after this: since `del_gendisk()`, nothing reads it.

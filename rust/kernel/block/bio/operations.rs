@@ -14,7 +14,11 @@ use crate::{
     types::{ForeignOwnable, Opaque},
     ThisModule,
 };
-use core::{marker::PhantomData, ptr::NonNull};
+use core::{
+    marker::PhantomData,
+    ptr::NonNull,
+    sync::atomic::{AtomicPtr, Ordering},
+};
 
 /// The operations of a bio-based disk, implemented by the driver's per-disk state.
 #[macros::vtable]
@@ -29,10 +33,11 @@ pub trait Operations: Sized + Send + Sync + 'static {
 
     /// Handles `bio`, which must be completed with [`Bio::end`] (dropping it fails it).
     ///
-    /// A bio may be completed later, from another thread. It should be completed before the
+    /// A bio may be completed later, from another thread. It must be completed before the
     /// [`GenDisk`](super::GenDisk) is dropped, as for C bio-based drivers: removing the disk does
-    /// not wait for bios in flight. (Completing one later is not unsafe: the bio keeps its own
-    /// references.)
+    /// not wait for bios in flight, and in a loadable module being unloaded the drop waits for
+    /// the disk's release, which a bio held by the driver would delay for ever. (Completing one
+    /// late is not unsafe: the bio keeps its own references.)
     fn submit_bio(&self, bio: Bio);
 
     /// Called when the disk is opened; an error refuses the open.
@@ -76,23 +81,31 @@ impl<T: Operations> Vtable<T> {
 /// For a loadable module that must happen before the module's memory goes: its code (the
 /// callbacks, `release`), its operations table and its `struct module` are all read on the way.
 /// So `free_disk` is [`free_disk_callback`], which is not generic and is therefore built-in
-/// code: it calls `release`, then completes `released`, and touches nothing of the module's
-/// after that. Dropping the `GenDisk` of a module waits for `released` (see its `Drop`).
+/// code (`#[inline(never)]`, so that it is never copied into a module): it calls `release`,
+/// completes `released`, and then drops the module reference in `module`, if any, last.
+///
+/// When a module's `GenDisk` is dropped while the module is live (a device removed at run
+/// time), the disk takes a reference to the module, put by `free_disk`: the module stays loaded
+/// until the disk is released, and the drop does not wait. When the module is being unloaded
+/// (or failed to load) it cannot be referenced any more, and the drop waits for `released`.
 ///
 /// # Invariants
 ///
-/// `data` is an `Arc<T>` converted with [`ForeignOwnable::into_foreign`] for the `T` that
-/// `release` is `release::<T>` of, not yet released while `released` is not completed;
-/// `released` is initialised.
+/// `data` is an `Arc<T>` converted with [`ForeignOwnable::into_foreign`], for some
+/// `T: Operations` (so `Send + Sync + 'static`) whose `release::<T>` is `release`; it is not yet
+/// released while `released` is not completed. `released` is initialised. `module` is null or a
+/// module reference owned by the disk.
 #[pin_data]
 pub(super) struct DiskData {
     data: *const c_void,
     release: unsafe fn(*const c_void),
+    module: AtomicPtr<bindings::module>,
     #[pin]
     released: Opaque<bindings::completion>,
 }
 
-// SAFETY: `data` is an `Arc<T>` with `T: Send + Sync`; the completion is thread-safe.
+// SAFETY: `data` is an `Arc<T>` with `T: Send + Sync` (type invariant); the completion and the
+// module reference are thread-safe.
 unsafe impl Send for DiskData {}
 // SAFETY: as above; shared access only borrows `data` and waits on or completes `released`.
 unsafe impl Sync for DiskData {}
@@ -115,6 +128,7 @@ impl DiskData {
             pin_init!(DiskData {
                 data,
                 release: release::<T>,
+                module: AtomicPtr::new(core::ptr::null_mut()),
                 // SAFETY: `init_completion` initialises the completion in place.
                 released <- Opaque::ffi_init(|slot| unsafe { bindings::init_completion(slot) }),
             }),
@@ -133,15 +147,34 @@ impl DiskData {
 
     /// Releases the driver's state and completes `released`.
     ///
+    /// Built-in code: see [`DiskData`].
+    ///
     /// # Safety
     ///
     /// Called once, by `free_disk` or, for a disk that was never added, instead of it.
+    #[inline(never)]
     pub(super) unsafe fn release(&self) {
         // SAFETY: `data` is the `Arc<T>` of `release` (type invariant), released once, here, by
         // the caller's promise.
         unsafe { (self.release)(self.data) };
         // SAFETY: `released` is initialised (type invariant).
         unsafe { bindings::complete_all(self.released.get()) };
+    }
+
+    /// Gives the disk a reference to `owner` if it is a live module, to be put by `free_disk`;
+    /// returns whether it did. Called once, before the `GenDisk` puts its reference.
+    pub(super) fn hold_module(&self, owner: *mut bindings::module) -> bool {
+        if owner.is_null() {
+            return false;
+        }
+        // SAFETY: `owner` is a module whose code is running (the caller's), so its `struct
+        // module` is valid; the helper takes a reference only if it is live.
+        if !unsafe { bindings::module_get_if_live(owner) } {
+            return false;
+        }
+        // INVARIANT: the reference just taken is owned by the disk.
+        self.module.store(owner, Ordering::Release);
+        true
     }
 
     /// Waits until `free_disk` has released the driver's state.
@@ -175,14 +208,21 @@ pub(super) unsafe fn state<'a, T: Operations>(disk: *mut bindings::gendisk) -> &
 /// # Safety
 ///
 /// Called by the block layer once, when the last reference to a disk of a `GenDisk` goes.
+#[inline(never)]
 unsafe extern "C" fn free_disk_callback(disk: *mut bindings::gendisk) {
     // SAFETY: `private_data` came from `into_foreign` in `build_bio` (type invariant of
     // `GenDisk`), and no callback can borrow it any more: nobody holds a reference to the disk.
     let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::from_foreign((*disk).private_data) };
-    // SAFETY: the block layer calls `free_disk` once. After this nothing of the module is
-    // touched: `dd` is built-in memory, and this function and `DiskData::release` are built-in
-    // code (not generic).
+    let module = dd.module.load(Ordering::Acquire);
+    // SAFETY: the block layer calls `free_disk` once.
     unsafe { dd.release() };
+    drop(dd);
+    if !module.is_null() {
+        // SAFETY: the disk owned this reference (type invariant of `DiskData`). Put last: after
+        // it the module may go, and this function and `DiskData` are built-in code and heap
+        // memory.
+        unsafe { bindings::module_put_ref(module) };
+    }
 }
 
 /// # Safety
