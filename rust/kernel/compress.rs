@@ -26,13 +26,26 @@ use crate::{
 };
 use core::{pin::Pin, ptr::NonNull};
 
+/// The tunables of an algorithm, as zram's `algorithm_params` sets them; `None` is the
+/// algorithm's default. An algorithm ignores what it has no use for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Params {
+    /// The compression level: zstd's, lz4hc's and deflate's level, lz4's acceleration.
+    pub level: Option<i32>,
+    /// deflate's window, 2^`deflate_winbits` bytes (8 to 15); 11 by default, as zram.
+    pub deflate_winbits: Option<i32>,
+}
+
 /// A compression algorithm.
 pub trait Compressor: Sized + Send {
     /// The name zram and rzram show in `comp_algorithm`.
     const NAME: &'static str;
 
-    /// Allocates a stream: the algorithm's workspace.
-    fn new() -> Result<Self>;
+    /// Allocates a stream, the algorithm's workspace, with `params`.
+    ///
+    /// Fails with [`EINVAL`] if the algorithm refuses the parameters (deflate's level and window
+    /// have ranges; the others clamp them as their libraries do).
+    fn new(params: &Params) -> Result<Self>;
 
     /// Compresses `src` into `dst`; returns the compressed length.
     ///
@@ -102,7 +115,7 @@ macro_rules! lzo_type {
         impl Compressor for $name {
             const NAME: &'static str = $shown;
 
-            fn new() -> Result<Self> {
+            fn new(_params: &Params) -> Result<Self> {
                 Ok($name {
                     wrk: zeroed_workspace(bindings::LZO1X_1_MEM_COMPRESS)?,
                 })
@@ -150,10 +163,13 @@ fn lz4_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     usize::try_from(ret).map_err(|_| EINVAL)
 }
 
-/// LZ4 (`HC` false, named `lz4`) or LZ4 high compression (`HC` true, named `lz4hc`, at
-/// zram's default level, 9). The two share the decompressor.
+/// LZ4 (`HC` false, named `lz4`, with the level as its acceleration, 1 by default) or LZ4 high
+/// compression (`HC` true, named `lz4hc`, at zram's default level, 9). The two share the
+/// decompressor.
 pub struct Lz4Family<const HC: bool> {
     wrk: KVVec<u8>,
+    /// lz4's acceleration or lz4hc's level.
+    level: c_int,
 }
 
 /// LZ4, named `lz4`.
@@ -165,14 +181,20 @@ pub type Lz4hc = Lz4Family<true>;
 impl<const HC: bool> Compressor for Lz4Family<HC> {
     const NAME: &'static str = if HC { "lz4hc" } else { "lz4" };
 
-    fn new() -> Result<Self> {
+    fn new(params: &Params) -> Result<Self> {
         let size = if HC {
             bindings::LZ4HC_MEM_COMPRESS as usize
         } else {
             bindings::LZ4_MEM_COMPRESS
         };
+        let level = params.level.unwrap_or(if HC {
+            bindings::LZ4HC_DEFAULT_CLEVEL as c_int
+        } else {
+            1
+        });
         Ok(Lz4Family {
             wrk: zeroed_workspace(size)?,
+            level,
         })
     }
 
@@ -187,16 +209,9 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
         // the size the variant needs (allocated in `new` for the same `HC`).
         let ret = unsafe {
             if HC {
-                bindings::LZ4_compress_HC(
-                    s,
-                    d,
-                    slen,
-                    dlen,
-                    bindings::LZ4HC_DEFAULT_CLEVEL as c_int,
-                    wrk,
-                )
+                bindings::LZ4_compress_HC(s, d, slen, dlen, self.level, wrk)
             } else {
-                bindings::LZ4_compress_default(s, d, slen, dlen, wrk)
+                bindings::LZ4_compress_fast(s, d, slen, dlen, self.level, wrk)
             }
         };
         // lz4 returns 0 when the output does not fit.
@@ -211,7 +226,8 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
     }
 }
 
-/// Zstandard, named `zstd`, at its default level, tuned for page-sized inputs.
+/// Zstandard, named `zstd`, at its default level unless told otherwise, tuned for page-sized
+/// inputs.
 ///
 /// # Invariants
 ///
@@ -232,14 +248,13 @@ unsafe impl Send for Zstd {}
 impl Compressor for Zstd {
     const NAME: &'static str = "zstd";
 
-    fn new() -> Result<Self> {
-        // SAFETY: FFI calls without preconditions.
-        let params = unsafe {
-            bindings::zstd_get_params(
-                bindings::zstd_default_clevel(),
-                crate::page::PAGE_SIZE as u64,
-            )
-        };
+    fn new(p: &Params) -> Result<Self> {
+        // SAFETY: FFI call without preconditions.
+        let level = p
+            .level
+            .unwrap_or_else(|| unsafe { bindings::zstd_default_clevel() });
+        // SAFETY: FFI call without preconditions (zstd clamps the level).
+        let params = unsafe { bindings::zstd_get_params(level, crate::page::PAGE_SIZE as u64) };
         // SAFETY: `params.cParams` is valid.
         let mut cws =
             zeroed_workspace(unsafe { bindings::zstd_cctx_workspace_bound(&params.cParams) })?;
@@ -298,12 +313,12 @@ impl Compressor for Zstd {
     }
 }
 
-/// The window of [`Deflate`]: 2^11 bytes, raw deflate (no zlib header), as zram and the crypto
-/// API use.
+/// The default window of [`Deflate`]: 2^11 bytes, raw deflate (no zlib header), as zram and the
+/// crypto API use.
 const DEFLATE_WINBITS: c_int = 11;
 
-/// Deflate (`lib/zlib_deflate` and `lib/zlib_inflate`), named `deflate`: raw deflate with a
-/// 2^11-byte window and zlib's default level, as zram.
+/// Deflate (`lib/zlib_deflate` and `lib/zlib_inflate`), named `deflate`: raw deflate with, by
+/// default, a 2^11-byte window and zlib's default level, as zram.
 ///
 /// # Invariants
 ///
@@ -352,10 +367,16 @@ impl Deflate {
 impl Compressor for Deflate {
     const NAME: &'static str = "deflate";
 
-    fn new() -> Result<Self> {
+    fn new(params: &Params) -> Result<Self> {
         let mem_level = bindings::MAX_MEM_LEVEL as c_int;
+        let winbits = params.deflate_winbits.unwrap_or(DEFLATE_WINBITS);
+        // zlib's range: outside it the workspace size would not match what init uses.
+        if !(8..=15).contains(&winbits) {
+            return Err(EINVAL);
+        }
+        let level = params.level.unwrap_or(bindings::Z_DEFAULT_COMPRESSION);
         // SAFETY: FFI call without preconditions.
-        let csize = unsafe { bindings::zlib_deflate_workspacesize(-DEFLATE_WINBITS, mem_level) };
+        let csize = unsafe { bindings::zlib_deflate_workspacesize(-winbits, mem_level) };
         let mut cws = zeroed_workspace(usize::try_from(csize).map_err(|_| EINVAL)?)?;
         // SAFETY: FFI call without preconditions.
         let dsize = unsafe { bindings::zlib_inflate_workspacesize() };
@@ -368,9 +389,9 @@ impl Compressor for Deflate {
         let ret = unsafe {
             bindings::zlib_deflateInit2(
                 cstream.get(),
-                bindings::Z_DEFAULT_COMPRESSION,
+                level,
                 bindings::Z_DEFLATED as c_int,
-                -DEFLATE_WINBITS,
+                -winbits,
                 mem_level,
                 bindings::Z_DEFAULT_STRATEGY as c_int,
             )
@@ -379,7 +400,7 @@ impl Compressor for Deflate {
             return Err(EINVAL);
         }
         // SAFETY: as above, for inflate.
-        let ret = unsafe { bindings::zlib_inflateInit2(dstream.get(), -DEFLATE_WINBITS) };
+        let ret = unsafe { bindings::zlib_inflateInit2(dstream.get(), -winbits) };
         if ret != bindings::Z_OK as c_int {
             return Err(EINVAL);
         }
@@ -459,7 +480,7 @@ pub struct Sw842 {
 impl Compressor for Sw842 {
     const NAME: &'static str = "842";
 
-    fn new() -> Result<Self> {
+    fn new(_params: &Params) -> Result<Self> {
         // INVARIANT: the size 842 asks for, from kvmalloc.
         Ok(Sw842 {
             wrk: zeroed_workspace(bindings::SW842_MEM_COMPRESS as usize)?,
@@ -585,6 +606,20 @@ impl Algorithm {
 ///     assert_eq!(s.decompress(&c[..n], &mut d)?, 4096);
 ///     assert!(d.iter().all(|&b| b == 7));
 /// }
+///
+/// // Parameters: zstd at level 19 compresses at least as well as at its default; deflate
+/// // refuses a window outside zlib's range.
+/// use kernel::compress::Params;
+/// let mut text = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+/// for (i, b) in text.iter_mut().enumerate() {
+///     *b = (i % 251) as u8 ^ (i / 512) as u8;
+/// }
+/// let mut c = KVec::from_elem(0u8, 8192, GFP_KERNEL)?;
+/// let default = Stream::new(Algorithm::Zstd)?.compress(&text, &mut c)?;
+/// let high = Params { level: Some(19), ..Params::default() };
+/// assert!(Stream::with_params(Algorithm::Zstd, &high)?.compress(&text, &mut c)? <= default);
+/// let bad = Params { deflate_winbits: Some(16), ..Params::default() };
+/// assert_eq!(Stream::with_params(Algorithm::Deflate, &bad).err(), Some(EINVAL));
 /// # Ok::<(), Error>(())
 /// ```
 pub enum Stream {
@@ -605,16 +640,21 @@ pub enum Stream {
 }
 
 impl Stream {
-    /// Allocates a stream of `alg`.
+    /// Allocates a stream of `alg` with its default parameters.
     pub fn new(alg: Algorithm) -> Result<Self> {
+        Self::with_params(alg, &Params::default())
+    }
+
+    /// Allocates a stream of `alg` with `params`; see [`Compressor::new`].
+    pub fn with_params(alg: Algorithm, params: &Params) -> Result<Self> {
         Ok(match alg {
-            Algorithm::LzoRle => Stream::LzoRle(LzoRle::new()?),
-            Algorithm::Lzo => Stream::Lzo(Lzo::new()?),
-            Algorithm::Lz4 => Stream::Lz4(Lz4::new()?),
-            Algorithm::Lz4hc => Stream::Lz4hc(Lz4hc::new()?),
-            Algorithm::Zstd => Stream::Zstd(Zstd::new()?),
-            Algorithm::Deflate => Stream::Deflate(Deflate::new()?),
-            Algorithm::Sw842 => Stream::Sw842(Sw842::new()?),
+            Algorithm::LzoRle => Stream::LzoRle(LzoRle::new(params)?),
+            Algorithm::Lzo => Stream::Lzo(Lzo::new(params)?),
+            Algorithm::Lz4 => Stream::Lz4(Lz4::new(params)?),
+            Algorithm::Lz4hc => Stream::Lz4hc(Lz4hc::new(params)?),
+            Algorithm::Zstd => Stream::Zstd(Zstd::new(params)?),
+            Algorithm::Deflate => Stream::Deflate(Deflate::new(params)?),
+            Algorithm::Sw842 => Stream::Sw842(Sw842::new(params)?),
         })
     }
 

@@ -6,7 +6,10 @@
 
 use crate::{
     device::Rzram,
-    parse::{algorithm_name, kstrtou16, kstrtoul, kstrtoull_base, memparse, sysfs_streq},
+    parse::{
+        algorithm_name, algorithm_params, kstrtou16, kstrtoul, kstrtoull_base, memparse,
+        sysfs_streq,
+    },
     slots,
     storage::Storage,
 };
@@ -14,7 +17,7 @@ use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{
     block::bio::{Disk, GenDisk},
     c_str,
-    compress::Algorithm,
+    compress::{Algorithm, Params},
     cpu::num_online_cpus,
     error::code::*,
     page::PAGE_SIZE,
@@ -36,7 +39,7 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
     if size == 0 {
         return Err(EINVAL);
     }
-    let alg = rz.config.lock();
+    let cfg = rz.config.lock();
     if rz.storage.lock().is_some() {
         pr_info!("Cannot change disksize for initialized device\n");
         return Err(EBUSY);
@@ -44,7 +47,7 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
     let size = size
         .checked_next_multiple_of(PAGE_SIZE as u64)
         .ok_or(ENOMEM)?;
-    let storage = Storage::new(d.name(), size, *alg)?;
+    let storage = Storage::with_params(d.name(), size, cfg.alg, &cfg.params)?;
     *rz.storage.lock() = Some(storage);
     d.set_capacity(size / 512);
     Ok(())
@@ -67,7 +70,7 @@ fn reset_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
 fn comp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let cur = match rz.storage() {
         Some(m) => m.alg,
-        None => *rz.config.lock(),
+        None => rz.config.lock().alg,
     };
     for a in Algorithm::ALL {
         if a == cur {
@@ -90,7 +93,37 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         pr_info!("Can't change algorithm for initialized device\n");
         return Err(EBUSY);
     }
-    *cfg = alg;
+    cfg.alg = alg;
+    Ok(())
+}
+
+/// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next
+/// `disksize`: `level=`, `deflate.winbits=`, and `algo=` or `priority=` to choose the algorithm
+/// (the primary one: rzram has no secondary algorithms yet). As zram since 6.16: `EINVAL` for an
+/// unknown, repeated, empty or missing key and for an algorithm or priority that is not
+/// configured, `EBUSY` once initialised. `dict=` (a dictionary file) is refused with `EINVAL`,
+/// zram's errno for a dictionary it cannot load: rzram does not load dictionaries yet.
+fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let p = algorithm_params(input)?;
+    let mut cfg = rz.config.lock();
+    if rz.storage.lock().is_some() {
+        return Err(EBUSY);
+    }
+    if p.priority.is_some_and(|prio| prio != 0) {
+        return Err(EINVAL);
+    }
+    if p.algo.is_some_and(|a| a != cfg.alg.name().as_bytes()) {
+        return Err(EINVAL);
+    }
+    if p.dict.is_some() {
+        // zram's errno for a dictionary it cannot load.
+        pr_info!("dict=: rzram does not load compression dictionaries\n");
+        return Err(EINVAL);
+    }
+    cfg.params = Params {
+        level: p.level,
+        deflate_winbits: p.deflate_winbits,
+    };
     Ok(())
 }
 
@@ -204,7 +237,7 @@ fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
 }
 
 /// The attributes in `/sys/block/<disk>/`.
-pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 13] = [
+pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 14] = [
     Attribute::wo(c_str!("compact"), compact_store),
     Attribute::rw(c_str!("disksize"), disksize_show, disksize_store),
     Attribute::ro(c_str!("initstate"), initstate_show),
@@ -212,6 +245,7 @@ pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 13] = [
     Attribute::wo(c_str!("mem_limit"), mem_limit_store),
     Attribute::wo(c_str!("mem_used_max"), mem_used_max_store),
     Attribute::wo(c_str!("idle"), idle_store),
+    Attribute::wo(c_str!("algorithm_params"), algorithm_params_store),
     Attribute::rw(
         c_str!("max_comp_streams"),
         max_comp_streams_show,

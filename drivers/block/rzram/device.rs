@@ -15,7 +15,7 @@ use crate::storage::Storage;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     block::bio::Disk,
-    compress::Algorithm,
+    compress::{Algorithm, Params},
     error::code::*,
     new_mutex, new_spinlock,
     prelude::*,
@@ -25,16 +25,33 @@ use kernel::{
 /// The algorithm of a new or reset device, as zram's default.
 pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
 
+/// What the next `disksize` will use: the algorithm and its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Config {
+    pub(crate) alg: Algorithm,
+    pub(crate) params: Params,
+}
+
+impl Default for Config {
+    /// zram's default algorithm, with its default parameters.
+    fn default() -> Self {
+        Config {
+            alg: DEFAULT_ALGORITHM,
+            params: Params::default(),
+        }
+    }
+}
+
 /// The state of one device.
 #[pin_data]
 pub(crate) struct Rzram {
     /// The memory of the initialised device; `None` until `disksize` is written.
     #[pin]
     pub(crate) storage: SpinLock<Option<Arc<Storage>>>,
-    /// Serialises configuration (`disksize`, `reset`, `comp_algorithm`, `mem_limit`); holds the
-    /// algorithm the next `disksize` will use.
+    /// Serialises configuration (`disksize`, `reset`, `comp_algorithm`, `algorithm_params`,
+    /// `mem_limit`); holds the algorithm and parameters the next `disksize` will use.
     #[pin]
-    pub(crate) config: Mutex<Algorithm>,
+    pub(crate) config: Mutex<Config>,
     /// The pool limit in pages from `mem_limit`; 0 for none.
     pub(crate) limit_pages: AtomicU64,
     /// Set while a reset or removal is under way: opens fail with `EBUSY`.
@@ -46,7 +63,7 @@ impl Rzram {
         Arc::pin_init(
             pin_init!(Rzram {
                 storage <- new_spinlock!(None, "rzram::storage"),
-                config <- new_mutex!(DEFAULT_ALGORITHM, "rzram::config"),
+                config <- new_mutex!(Config::default(), "rzram::config"),
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicBool::new(false),
             }),
@@ -77,14 +94,14 @@ impl Rzram {
     /// Frees the device's memory and statistics and sets its size to 0. The caller has claimed
     /// the device.
     pub(crate) fn reset(&self, disk: &Disk) {
-        let mut alg = self.config.lock();
+        let mut cfg = self.config.lock();
         let storage = self.storage.lock().take();
         // No I/O holds a reference: the device is claimed, not open, and synced. A sysfs `show`
         // running now may still hold one (it clones the `Arc` to read the statistics); then the
         // memory goes when that `show` returns, and its drop flushes the deferred frees and
         // frees the pool there, in process context.
         drop(storage);
-        *alg = DEFAULT_ALGORITHM;
+        *cfg = Config::default();
         self.limit_pages.store(0, Ordering::Relaxed);
         disk.set_capacity(0);
     }

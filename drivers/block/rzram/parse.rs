@@ -2,7 +2,7 @@
 
 //! Parsers for sysfs input: pure functions with the semantics, and the errors, of the C parsers
 //! zram uses (`memparse()`, `kstrtou16()`, `kstrtoint()`, `kstrtoul()`, `kstrtoull()`,
-//! `sysfs_streq()`).
+//! `sysfs_streq()`, `next_arg()`).
 
 use kernel::{error::code::*, prelude::*};
 
@@ -92,6 +92,92 @@ pub(crate) fn kstrtoint(input: &[u8]) -> Result<i32> {
         return i32::try_from(-(i64::try_from(v).map_err(|_| ERANGE)?)).map_err(|_| ERANGE);
     }
     i32::try_from(kstrtoull(s)?).map_err(|_| ERANGE)
+}
+
+/// The arguments of a `key=value ...` write, split as `next_arg()` does: separated by spaces
+/// (not inside double quotes), each at its first `=`; a value loses its surrounding quotes.
+/// `None` for an argument without `=`.
+fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+    let mut rest = c_str(input);
+    core::iter::from_fn(move || {
+        let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        rest = &rest[start..];
+        let mut quoted = false;
+        let end = rest
+            .iter()
+            .position(|&b| {
+                if b == b'"' {
+                    quoted = !quoted;
+                }
+                !quoted && b.is_ascii_whitespace()
+            })
+            .unwrap_or(rest.len());
+        let (arg, tail) = rest.split_at(end);
+        rest = tail;
+        fn unquote(s: &[u8]) -> &[u8] {
+            let s = s.strip_prefix(b"\"").unwrap_or(s);
+            s.strip_suffix(b"\"").unwrap_or(s)
+        }
+        Some(match arg.iter().position(|&b| b == b'=') {
+            Some(eq) => (&arg[..eq], Some(unquote(&arg[eq + 1..]))),
+            None => (unquote(arg), None),
+        })
+    })
+}
+
+/// An `algorithm_params` write, parsed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct AlgorithmParams<'a> {
+    pub(crate) algo: Option<&'a [u8]>,
+    pub(crate) priority: Option<i32>,
+    pub(crate) level: Option<i32>,
+    pub(crate) dict: Option<&'a [u8]>,
+    pub(crate) deflate_winbits: Option<i32>,
+}
+
+/// Parses `algorithm_params` as zram does since 6.16: keys `algo`, `priority`, `level`, `dict`
+/// (an absolute path) and `deflate.winbits`, each at most once and with a value; at least one.
+/// `EINVAL` otherwise; the numbers' own errors (`kstrtoint`) as they are.
+pub(crate) fn algorithm_params(input: &[u8]) -> Result<AlgorithmParams<'_>> {
+    let mut p = AlgorithmParams::default();
+    let mut seen = 0u32;
+    for (key, val) in next_args(input) {
+        let val = val.filter(|v| !v.is_empty()).ok_or(EINVAL)?;
+        let bit = match key {
+            b"algo" => {
+                p.algo = Some(val);
+                1
+            }
+            b"priority" => {
+                p.priority = Some(kstrtoint(val)?);
+                2
+            }
+            b"level" => {
+                p.level = Some(kstrtoint(val)?);
+                4
+            }
+            b"dict" => {
+                if val.first() != Some(&b'/') {
+                    return Err(EINVAL);
+                }
+                p.dict = Some(val);
+                8
+            }
+            b"deflate.winbits" => {
+                p.deflate_winbits = Some(kstrtoint(val)?);
+                16
+            }
+            _ => return Err(EINVAL),
+        };
+        if seen & bit != 0 {
+            return Err(EINVAL);
+        }
+        seen |= bit;
+    }
+    if seen == 0 {
+        return Err(EINVAL);
+    }
+    Ok(p)
 }
 
 /// `memparse(s, &end)`: a number in C notation (decimal, `0x` hex, `0` octal) with an optional
@@ -195,6 +281,44 @@ mod tests {
         assert!(!sysfs_streq(b"all\n\n", b"all"));
         assert!(!sysfs_streq(b"al", b"all"));
         assert!(!sysfs_streq(b" all", b"all"));
+    }
+
+    #[test]
+    fn algorithm_params_syntax() {
+        let p = algorithm_params(b"algo=zstd level=8\n");
+        assert_eq!(
+            p,
+            Ok(AlgorithmParams {
+                algo: Some(b"zstd"),
+                level: Some(8),
+                ..Default::default()
+            })
+        );
+        let p = algorithm_params(b"  priority=0   deflate.winbits=12 dict=\"/etc/a b\"");
+        assert_eq!(
+            p,
+            Ok(AlgorithmParams {
+                priority: Some(0),
+                deflate_winbits: Some(12),
+                dict: Some(b"/etc/a b"),
+                ..Default::default()
+            })
+        );
+        assert_eq!(algorithm_params(b"level=-3").map(|p| p.level), Ok(Some(-3)));
+        for bad in [
+            &b""[..],
+            b"\n",
+            b"level",
+            b"level=",
+            b"level=x",
+            b"level=1 level=2",
+            b"colour=blue",
+            b"dict=relative/path",
+            b"algo=",
+        ] {
+            assert_eq!(algorithm_params(bad).err(), Some(EINVAL));
+        }
+        assert_eq!(algorithm_params(b"level=99999999999").err(), Some(ERANGE));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use crate::slots::{self, State, SwapFrees, Table};
 use kernel::{
-    compress::{Algorithm, Stream},
+    compress::{Algorithm, Params, Stream},
     error::code::*,
     page::PAGE_SIZE,
     prelude::*,
@@ -73,6 +73,16 @@ enum Compressed<'a> {
 
 impl Storage {
     pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Storage>> {
+        Self::with_params(name, disksize, alg, &Params::default())
+    }
+
+    /// As [`new`](Self::new), with the algorithm's parameters; `EINVAL` if it refuses them.
+    pub(crate) fn with_params(
+        name: &CStr,
+        disksize: u64,
+        alg: Algorithm,
+        params: &Params,
+    ) -> Result<Arc<Storage>> {
         let pages = usize::try_from(disksize / PAGE_SIZE as u64).map_err(|_| ENOMEM)?;
         // Slot indices travel through the deferred-free queue as `u32`.
         if u32::try_from(pages).is_err() {
@@ -84,7 +94,7 @@ impl Storage {
         let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
         let streams = CpuLocked::new(|_| {
             Ok(Comp {
-                stream: Stream::new(alg)?,
+                stream: Stream::with_params(alg, params)?,
                 buf: KVec::from_elem(0u8, 2 * PAGE_SIZE, GFP_KERNEL)?,
             })
         })?;
@@ -378,6 +388,40 @@ mod tests {
             assert_eq!(s.compr_data_size.get(), 0);
             assert_eq!(storage.table.pool.total_pages(), 0);
         }
+        Ok(())
+    }
+
+    /// `algorithm_params` reach the streams: every algorithm round-trips with a level, deflate
+    /// with another window, and a window deflate refuses fails the initialisation.
+    #[test]
+    fn algorithm_params_apply() -> Result {
+        let data = page(|i| (i / 32) as u8 ^ (i % 7) as u8)?;
+        let mut out = page(|_| 0)?;
+        for alg in Algorithm::ALL {
+            for params in [
+                Params {
+                    level: Some(1),
+                    ..Params::default()
+                },
+                Params {
+                    level: Some(9),
+                    deflate_winbits: Some(9),
+                },
+            ] {
+                let name = c_str!("rzram_kunit");
+                let storage = Storage::with_params(name, 4 * PAGE_SIZE as u64, alg, &params)?;
+                storage.write_page(0, &data, 0)?;
+                storage.read_page(0, &mut out)?;
+                assert!(out == data);
+            }
+        }
+        let bad = Params {
+            deflate_winbits: Some(16),
+            ..Params::default()
+        };
+        let name = c_str!("rzram_kunit");
+        let r = Storage::with_params(name, 4 * PAGE_SIZE as u64, Algorithm::Deflate, &bad);
+        assert_eq!(r.err(), Some(EINVAL));
         Ok(())
     }
 
