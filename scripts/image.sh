@@ -18,7 +18,7 @@ arm64) debarch=arm64; triplet=aarch64-linux-gnu; cc=aarch64-linux-gnu-gcc ;;
 x86_64) debarch=amd64; triplet=x86_64-linux-gnu; cc=gcc ;;
 esac
 
-GUEST_PKGS="busybox-static bash util-linux mount e2fsprogs fio coreutils kmod bc"
+GUEST_PKGS="busybox-static bash util-linux mount e2fsprogs fio coreutils kmod bc systemd-zram-generator"
 # Architecture-independent packages, named without an architecture.
 GUEST_PKGS_ALL="zram-tools"
 # Packages in the dependency closure that provide nothing the image runs.
@@ -118,6 +118,10 @@ for prog in $PROGS; do
 done
 ln -sf mke2fs "$root/usr/sbin/mkfs.ext4"
 for p in modprobe rmmod insmod lsmod depmod modinfo; do ln -sf ../bin/kmod "$root/usr/sbin/$p"; done
+# systemd's zram-generator (the program only: the guest has no systemd).
+mkdir -p "$root/lib/systemd/system-generators"
+cp -L "$pkgroot/lib/systemd/system-generators/zram-generator" "$root/lib/systemd/system-generators/"
+add_elf "$root/lib/systemd/system-generators/zram-generator"
 # zram-tools' configuration, as the package installs it.
 mkdir -p "$root/etc/default"
 cp "$pkgroot/etc/default/zramswap" "$root/etc/default/zramswap"

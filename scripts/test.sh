@@ -15,7 +15,7 @@ COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rz
 # arm64 also swaps on the C zram, whose slot frees go through the series'
 # deferred free.
 GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure}
-GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,rzram_zramctl,zram_selftests,zram_tools,rzram_module}
+GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module}
 R=$BUILD/results.txt
 mkdir -p "$BUILD/logs"
 : >"$R"
