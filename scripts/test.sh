@@ -11,7 +11,7 @@
 
 # Per architecture: arm64 has the C zram next to rzram (the ABI test compares
 # them); x86_64 has rzram alone in compat mode (zramctl drives it unchanged).
-COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state
+COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress
 # arm64 also swaps on the C zram, whose slot frees go through the series'
 # deferred free.
 GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure}

@@ -28,6 +28,16 @@ run() {
 	step w $d/comp_algorithm "lzo-rle\n"
 	# idle before disksize.
 	step w $d/idle "all"
+	# Secondary algorithms (recompression).
+	step w $d/recomp_algorithm "algo=zstd"
+	step w $d/recomp_algorithm "algo=lz4hc priority=3"
+	show $d/recomp_algorithm
+	step w $d/recomp_algorithm "algo=nosuch"
+	step w $d/recomp_algorithm "priority=2"
+	step w $d/recomp_algorithm "algo=zstd priority=4"
+	step w $d/recomp_algorithm "algo=zstd priority=0"
+	step w $d/recomp_algorithm "algo="
+	step w $d/recompress "type=idle"
 	# algorithm_params: forms where 6.12 and newer zram agree.
 	step w $d/algorithm_params "level=3"
 	step w $d/algorithm_params "algo=lzo-rle level=1"
@@ -68,6 +78,16 @@ run() {
 	step w $d/idle "-1"
 	step w $d/idle "99999999999999999999"
 	step w $d/idle ""
+	# Recompression once initialised.
+	step w $d/recomp_algorithm "algo=lz4"
+	show $d/recomp_algorithm
+	step w $d/recompress "type=idle"
+	step w $d/recompress "type=huge_idle max_pages=4"
+	step w $d/recompress "threshold=1000 algo=lz4hc"
+	step w $d/recompress "threshold=99999"
+	step w $d/recompress "algo=nosuch"
+	step w $d/recompress "max_pages=x"
+	step w $d/recompress "threshold"
 	# Discarded pages count in io_stat's notify_free, one per page, as in zram.
 	dd if=/dev/urandom of="$blk" bs=4k count=16 oflag=direct 2>/dev/null
 	blkdiscard -o 0 -l 65536 "$blk"
@@ -123,6 +143,9 @@ for f in $fams; do
 		"disksize 'abc' => EINVAL" "disksize '0' => EINVAL" "disksize '32M' => EBUSY" \
 		"algorithm_params 'level=abc' => EINVAL" "algorithm_params 'priority=9' => EINVAL" \
 		"algorithm_params 'algo=nosuch' => EINVAL" "algorithm_params 'level=' => EINVAL" \
+		"recomp_algorithm 'algo=nosuch' => EINVAL" "recomp_algorithm 'priority=2' => EINVAL" \
+		"recomp_algorithm 'algo=zstd priority=4' => EINVAL" "recomp_algorithm 'algo=lz4' => EBUSY" \
+		"recompress 'threshold=99999' => EINVAL" "recompress 'algo=nosuch' => EINVAL" \
 		"idle 'all' => EINVAL" "idle 'abc' => EINVAL" "idle '-1' => EINVAL" "idle '9999999999 => EINVAL" \
 		"mem_limit 'abc' => EINVAL" "mem_used_max '1' => EINVAL" \
 		"hot_remove 'abc' => EINVAL" "hot_remove '-1' => EINVAL" \

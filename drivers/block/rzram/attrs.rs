@@ -8,10 +8,10 @@ use crate::{
     device::Rzram,
     parse::{
         algorithm_name, algorithm_params, kstrtou16, kstrtoul, kstrtoull_base, memparse,
-        sysfs_streq,
+        recomp_algorithm, recompress, sysfs_streq, RecompressArgs,
     },
-    slots,
-    storage::Storage,
+    slots::{self, MAX_PRIO},
+    storage::{Recompress, Storage},
 };
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{
@@ -47,7 +47,7 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
     let size = size
         .checked_next_multiple_of(PAGE_SIZE as u64)
         .ok_or(ENOMEM)?;
-    let storage = Storage::with_params(d.name(), size, cfg.alg, &cfg.params)?;
+    let storage = Storage::with_config(d.name(), size, &cfg)?;
     *rz.storage.lock() = Some(storage);
     d.set_capacity(size / 512);
     Ok(())
@@ -67,13 +67,18 @@ fn reset_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
     Ok(())
 }
 
-fn comp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let cur = match rz.storage() {
-        Some(m) => m.alg,
-        None => rz.config.lock().alg,
-    };
+/// The algorithms by priority: those of the initialised device, or those configured.
+fn algorithms(rz: &Rzram) -> [Option<Algorithm>; MAX_PRIO] {
+    match rz.storage() {
+        Some(m) => m.algs,
+        None => rz.config.lock().algs,
+    }
+}
+
+/// Every algorithm, `cur` in brackets, as zram lists them.
+fn emit_algorithms(buf: &mut SysfsBuf<'_>, cur: Option<Algorithm>) -> Result {
     for a in Algorithm::ALL {
-        if a == cur {
+        if Some(a) == cur {
             emit(buf, format_args!("[{}] ", a.name()))?;
         } else {
             emit(buf, format_args!("{} ", a.name()))?;
@@ -82,24 +87,105 @@ fn comp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result 
     emit(buf, format_args!("\n"))
 }
 
-fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let name = algorithm_name(input)?;
-    let alg = core::str::from_utf8(name)
+fn comp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    emit_algorithms(buf, algorithms(rz)[0])
+}
+
+/// `recomp_algorithm`: for each secondary algorithm, `#<priority>: ` and the list of
+/// `comp_algorithm`.
+fn recomp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    for (prio, a) in algorithms(rz).into_iter().enumerate().skip(1) {
+        if a.is_some() {
+            emit(buf, format_args!("#{prio}: "))?;
+            emit_algorithms(buf, a)?;
+        }
+    }
+    Ok(())
+}
+
+/// `recomp_algorithm`: `algo=NAME [priority=N]` (1 to 3, 1 by default) sets a secondary
+/// algorithm, as zram: `EINVAL` without `algo=`, for another key without a value, an unknown
+/// name or a priority out of range, `EBUSY` once initialised.
+fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let (name, prio) = recomp_algorithm(input)?;
+    let prio = usize::try_from(prio)
         .ok()
-        .and_then(Algorithm::from_name)
+        .filter(|p| (1..MAX_PRIO).contains(p))
         .ok_or(EINVAL)?;
+    let alg = algorithm(name)?;
     let mut cfg = rz.config.lock();
     if rz.storage.lock().is_some() {
         pr_info!("Can't change algorithm for initialized device\n");
         return Err(EBUSY);
     }
-    cfg.alg = alg;
+    cfg.algs[prio] = Some(alg);
+    Ok(())
+}
+
+/// `recompress`: recompresses stored pages with the secondary algorithms; see
+/// `Storage::recompress` and `parse::recompress`. `EINVAL` before `disksize`, for a threshold
+/// not below the huge class size and for an algorithm that is not a secondary one; a priority
+/// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs.
+fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let args = recompress(input)?;
+    let m = rz.storage().ok_or(EINVAL)?;
+    if args.threshold >= m.table.pool.huge_class_size() as u64 {
+        return Err(EINVAL);
+    }
+    if rz.post_processing.swap(true, Ordering::Acquire) {
+        return Err(EAGAIN);
+    }
+    let r = recompress_with(&m, &args);
+    rz.post_processing.store(false, Ordering::Release);
+    r
+}
+
+fn recompress_with(m: &Storage, args: &RecompressArgs<'_>) -> Result {
+    // zram: priority 0 means 1; `priority=` tries that one only; `algo=` the first secondary
+    // of that name from the priority on.
+    let mut prio = args.priority.map_or(1, |p| (p as usize).max(1));
+    let mut prio_max = args.priority.map_or(MAX_PRIO, |_| (prio + 1).min(MAX_PRIO));
+    if let Some(name) = args.algo {
+        let p = (prio..MAX_PRIO)
+            .find(|&p| m.algs[p].is_some_and(|a| a.name().as_bytes() == name))
+            .ok_or(EINVAL)?;
+        prio = p;
+        prio_max = p + 1;
+    }
+    m.recompress(&Recompress {
+        idle: args.idle,
+        huge: args.huge,
+        threshold: args.threshold as usize,
+        max_pages: args.max_pages,
+        prio,
+        prio_max,
+    })
+}
+
+/// The algorithm called `name` (without a trailing newline): `E2BIG` for 128 bytes or more,
+/// `EINVAL` for an unknown name.
+fn algorithm(name: &[u8]) -> Result<Algorithm> {
+    let name = algorithm_name(name)?;
+    core::str::from_utf8(name)
+        .ok()
+        .and_then(Algorithm::from_name)
+        .ok_or(EINVAL)
+}
+
+fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let alg = algorithm(input)?;
+    let mut cfg = rz.config.lock();
+    if rz.storage.lock().is_some() {
+        pr_info!("Can't change algorithm for initialized device\n");
+        return Err(EBUSY);
+    }
+    cfg.algs[0] = Some(alg);
     Ok(())
 }
 
 /// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next
 /// `disksize`: `level=`, `deflate.winbits=`, and `algo=` or `priority=` to choose the algorithm
-/// (the primary one: rzram has no secondary algorithms yet). As zram since 6.16: `EINVAL` for an
+/// (configured ones: the primary, or a secondary of `recomp_algorithm`). As zram since 6.16: `EINVAL` for an
 /// unknown, repeated, empty or missing key and for an algorithm or priority that is not
 /// configured, `EBUSY` once initialised. `dict=` (a dictionary file) is refused with `EINVAL`,
 /// zram's errno for a dictionary it cannot load: rzram does not load dictionaries yet.
@@ -109,18 +195,37 @@ fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     if rz.storage.lock().is_some() {
         return Err(EBUSY);
     }
-    if p.priority.is_some_and(|prio| prio != 0) {
-        return Err(EINVAL);
+    // The priority: given (configured), or that of the first algorithm called `algo`, or 0.
+    let by_prio = match p.priority {
+        Some(prio) => Some(
+            usize::try_from(prio)
+                .ok()
+                .filter(|&i| cfg.algs.get(i).is_some_and(Option::is_some))
+                .ok_or(EINVAL)?,
+        ),
+        None => None,
+    };
+    let by_algo = match p.algo {
+        Some(name) => Some(
+            cfg.algs
+                .iter()
+                .position(|a| a.is_some_and(|a| a.name().as_bytes() == name))
+                .ok_or(EINVAL)?,
+        ),
+        None => None,
+    };
+    if let (Some(a), Some(b)) = (by_prio, by_algo) {
+        if a != b {
+            return Err(EINVAL);
+        }
     }
-    if p.algo.is_some_and(|a| a != cfg.alg.name().as_bytes()) {
-        return Err(EINVAL);
-    }
+    let prio = by_prio.or(by_algo).unwrap_or(0);
     if p.dict.is_some() {
         // zram's errno for a dictionary it cannot load.
         pr_info!("dict=: rzram does not load compression dictionaries\n");
         return Err(EINVAL);
     }
-    cfg.params = Params {
+    cfg.params[prio] = Params {
         level: p.level,
         deflate_winbits: p.deflate_winbits,
     };
@@ -237,7 +342,7 @@ fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
 }
 
 /// The attributes in `/sys/block/<disk>/`.
-pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 14] = [
+pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 16] = [
     Attribute::wo(c_str!("compact"), compact_store),
     Attribute::rw(c_str!("disksize"), disksize_show, disksize_store),
     Attribute::ro(c_str!("initstate"), initstate_show),
@@ -246,6 +351,12 @@ pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 14] = [
     Attribute::wo(c_str!("mem_used_max"), mem_used_max_store),
     Attribute::wo(c_str!("idle"), idle_store),
     Attribute::wo(c_str!("algorithm_params"), algorithm_params_store),
+    Attribute::rw(
+        c_str!("recomp_algorithm"),
+        recomp_algorithm_show,
+        recomp_algorithm_store,
+    ),
+    Attribute::wo(c_str!("recompress"), recompress_store),
     Attribute::rw(
         c_str!("max_comp_streams"),
         max_comp_streams_show,

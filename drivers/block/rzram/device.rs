@@ -11,7 +11,7 @@
 //! a slot lock, a compression stream or a zsmalloc mapping (`storage.rs`). The module's device
 //! list mutex (`rzram.rs`) comes before all of them.
 
-use crate::storage::Storage;
+use crate::{slots::MAX_PRIO, storage::Storage};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     block::bio::Disk,
@@ -25,19 +25,20 @@ use kernel::{
 /// The algorithm of a new or reset device, as zram's default.
 pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
 
-/// What the next `disksize` will use: the algorithm and its parameters.
+/// What the next `disksize` will use: the algorithms by priority (0, the primary one, always
+/// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Config {
-    pub(crate) alg: Algorithm,
-    pub(crate) params: Params,
+    pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
+    pub(crate) params: [Params; MAX_PRIO],
 }
 
 impl Default for Config {
-    /// zram's default algorithm, with its default parameters.
+    /// zram's default algorithm, with its default parameters, and no secondary ones.
     fn default() -> Self {
         Config {
-            alg: DEFAULT_ALGORITHM,
-            params: Params::default(),
+            algs: [Some(DEFAULT_ALGORITHM), None, None, None],
+            params: [Params::default(); MAX_PRIO],
         }
     }
 }
@@ -56,6 +57,8 @@ pub(crate) struct Rzram {
     pub(crate) limit_pages: AtomicU64,
     /// Set while a reset or removal is under way: opens fail with `EBUSY`.
     pub(crate) claim: AtomicBool,
+    /// Set while a post-processing operation (`recompress`) runs: another fails with `EAGAIN`.
+    pub(crate) post_processing: AtomicBool,
 }
 
 impl Rzram {
@@ -66,6 +69,7 @@ impl Rzram {
                 config <- new_mutex!(Config::default(), "rzram::config"),
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicBool::new(false),
+                post_processing: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )

@@ -180,6 +180,68 @@ pub(crate) fn algorithm_params(input: &[u8]) -> Result<AlgorithmParams<'_>> {
     Ok(p)
 }
 
+/// `recomp_algorithm`: `algo=NAME` and `priority=N` (1 by default), as zram: `EINVAL` without
+/// `algo=` or for a key without a value; other keys are ignored.
+pub(crate) fn recomp_algorithm(input: &[u8]) -> Result<(&[u8], i32)> {
+    let (mut algo, mut prio) = (None, 1);
+    for (key, val) in next_args(input) {
+        let val = val.filter(|v| !v.is_empty()).ok_or(EINVAL)?;
+        match key {
+            b"algo" => algo = Some(val),
+            b"priority" => prio = kstrtoint(val)?,
+            _ => {}
+        }
+    }
+    Ok((algo.ok_or(EINVAL)?, prio))
+}
+
+/// A `recompress` write, parsed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct RecompressArgs<'a> {
+    pub(crate) idle: bool,
+    pub(crate) huge: bool,
+    pub(crate) threshold: u64,
+    pub(crate) max_pages: u64,
+    pub(crate) algo: Option<&'a [u8]>,
+    pub(crate) priority: Option<u32>,
+}
+
+/// `recompress`: `type=idle|huge|huge_idle`, `threshold=N` (bytes), `max_pages=N`, `algo=NAME`,
+/// `priority=N`. As zram: `EINVAL` for a key without a value, the numbers' own errors
+/// (`kstrtouint`, `kstrtoull`), other keys ignored. An unknown `type` is `EINVAL` (6.12 ignored
+/// it and recompressed every page).
+pub(crate) fn recompress(input: &[u8]) -> Result<RecompressArgs<'_>> {
+    let mut a = RecompressArgs {
+        idle: false,
+        huge: false,
+        threshold: 0,
+        max_pages: u64::MAX,
+        algo: None,
+        priority: None,
+    };
+    for (key, val) in next_args(input) {
+        let val = val.filter(|v| !v.is_empty()).ok_or(EINVAL)?;
+        match key {
+            b"type" => {
+                (a.idle, a.huge) = match val {
+                    b"idle" => (true, false),
+                    b"huge" => (false, true),
+                    b"huge_idle" => (true, true),
+                    _ => return Err(EINVAL),
+                }
+            }
+            b"max_pages" => a.max_pages = kstrtoull(val)?,
+            b"threshold" => {
+                a.threshold = u64::from(u32::try_from(kstrtoull(val)?).map_err(|_| ERANGE)?)
+            }
+            b"algo" => a.algo = Some(val),
+            b"priority" => a.priority = Some(u32::try_from(kstrtoull(val)?).map_err(|_| ERANGE)?),
+            _ => {}
+        }
+    }
+    Ok(a)
+}
+
 /// `memparse(s, &end)`: a number in C notation (decimal, `0x` hex, `0` octal) with an optional
 /// K, M, G, T, P or E suffix (either case). Returns the value and whether any character was
 /// consumed; like C, overflow wraps and parsing stops at the first character that does not fit.
@@ -319,6 +381,40 @@ mod tests {
             assert_eq!(algorithm_params(bad).err(), Some(EINVAL));
         }
         assert_eq!(algorithm_params(b"level=99999999999").err(), Some(ERANGE));
+    }
+
+    #[test]
+    fn recompression_syntax() {
+        assert_eq!(recomp_algorithm(b"algo=zstd"), Ok((&b"zstd"[..], 1)));
+        assert_eq!(
+            recomp_algorithm(b"algo=lz4hc priority=3\n"),
+            Ok((&b"lz4hc"[..], 3))
+        );
+        assert_eq!(recomp_algorithm(b"priority=2").err(), Some(EINVAL));
+        assert_eq!(recomp_algorithm(b"algo=").err(), Some(EINVAL));
+        assert_eq!(
+            recomp_algorithm(b"algo=zstd priority=x").err(),
+            Some(EINVAL)
+        );
+        let r = recompress(b"type=huge_idle threshold=1000 max_pages=7 algo=zstd priority=2");
+        assert_eq!(
+            r,
+            Ok(RecompressArgs {
+                idle: true,
+                huge: true,
+                threshold: 1000,
+                max_pages: 7,
+                algo: Some(b"zstd"),
+                priority: Some(2),
+            })
+        );
+        let r = recompress(b"type=idle");
+        assert!(r.is_ok_and(|r| r.idle && !r.huge && r.max_pages == u64::MAX));
+        assert_eq!(recompress(b"type=colder").err(), Some(EINVAL));
+        assert_eq!(recompress(b"type").err(), Some(EINVAL));
+        assert_eq!(recompress(b"threshold=-1").err(), Some(EINVAL));
+        assert_eq!(recompress(b"threshold=4294967296").err(), Some(ERANGE));
+        assert_eq!(recompress(b"max_pages=x").err(), Some(EINVAL));
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! word (32 bits) packs:
 //!
 //! ```text
-//!  31     30       29..21   20     19        18     17     16..0
-//! [LOCK] [OBJECT] [unused] [IDLE] [PENDING] [HUGE] [SAME] [size: compressed bytes, up to 65536]
+//!  31     30       29..24   23       22..21  20     19        18     17     16..0
+//! [LOCK] [OBJECT] [unused] [INCOMP] [PRIO]  [IDLE] [PENDING] [HUGE] [SAME] [size, up to 65536]
 //! ```
 //!
 //! - `LOCK` and `OBJECT` belong to the table: the lock, and whether the slot holds an object or a
@@ -23,6 +23,9 @@
 //!   clears it, so a late drain never frees new data.
 //! - `IDLE`: set by the `idle` attribute on stored pages not accessed since a time; cleared when
 //!   the page is read or written.
+//! - `PRIO`: the priority of the algorithm that compressed the page: 0 for the primary one, 1 to 3
+//!   for a secondary one of `recomp_algorithm` that `recompress` used.
+//! - `INCOMP`: no secondary algorithm compressed the page better; `recompress` skips it.
 //!
 //! The contents (an object or the word) are reached only through the slot's guard.
 
@@ -44,8 +47,16 @@ const HUGE: u32 = 1 << 18;
 const PENDING: u32 = 1 << 19;
 /// Not accessed since the last `idle` marking.
 const IDLE: u32 = 1 << 20;
+/// The priority of the algorithm that compressed the page (two bits).
+const PRIO_SHIFT: u32 = 21;
+const PRIO_MASK: u32 = 3 << PRIO_SHIFT;
+/// No secondary algorithm compressed the page better.
+const INCOMPRESSIBLE: u32 = 1 << 23;
 
-kernel::static_assert!(IDLE <= zsmalloc::Table::MAX_BITS);
+/// The number of algorithm priorities: the primary one and three secondary ones, as zram.
+pub(crate) const MAX_PRIO: usize = 4;
+
+kernel::static_assert!(INCOMPRESSIBLE <= zsmalloc::Table::MAX_BITS);
 kernel::static_assert!(kernel::page::PAGE_SIZE as u32 <= SIZE_MASK);
 
 /// One page of the disk, as stored.
@@ -102,6 +113,26 @@ impl State {
         self.0 & IDLE != 0
     }
 
+    /// The same contents, compressed by the algorithm of priority `prio` (below [`MAX_PRIO`]).
+    pub(crate) fn with_prio(self, prio: usize) -> State {
+        let p = (prio as u32 & 3) << PRIO_SHIFT;
+        State((self.0 & !PRIO_MASK) | p)
+    }
+
+    /// The priority of the algorithm that compressed the page.
+    pub(crate) fn prio(self) -> usize {
+        ((self.0 & PRIO_MASK) >> PRIO_SHIFT) as usize
+    }
+
+    /// The same contents, which no secondary algorithm compresses better.
+    pub(crate) fn incompressible(self) -> State {
+        State(self.0 | INCOMPRESSIBLE)
+    }
+
+    pub(crate) fn is_incompressible(self) -> bool {
+        self.0 & INCOMPRESSIBLE != 0
+    }
+
     /// The state a locked slot's bits hold.
     pub(crate) fn of(g: &SlotGuard<'_>) -> State {
         State(g.bits())
@@ -113,7 +144,6 @@ impl State {
     }
 
     /// A snapshot of slot `index`'s state, which its lock holder may change at any time.
-    #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
     pub(crate) fn snapshot(slots: &zsmalloc::Table, index: usize) -> Option<State> {
         slots.bits(index).map(State)
     }
@@ -239,6 +269,14 @@ mod tests {
                 assert!(i.is_idle() && i.is_pending() && !st.is_idle());
                 assert_eq!((i.size(), i.is_huge()), (size, huge));
                 assert_eq!(i.with_idle(false), p);
+                for prio in 0..MAX_PRIO {
+                    let r = i.with_prio(prio).incompressible();
+                    assert_eq!(r.prio(), prio);
+                    assert!(r.is_incompressible() && r.is_idle() && r.is_pending());
+                    assert_eq!((r.size(), r.is_huge()), (size, huge));
+                    assert_eq!(r.with_prio(0).prio(), 0);
+                }
+                assert!(!st.is_incompressible() && st.prio() == 0);
             }
         }
         assert!(State::SAME.is_same() && State::SAME.pending().is_same());

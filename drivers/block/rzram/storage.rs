@@ -11,9 +11,12 @@
 //! contents. The device's configuration mutex and its `storage` spinlock (`device.rs`) are
 //! never taken under any of these. Only one slot lock is held at a time.
 
-use crate::slots::{self, State, SwapFrees, Table};
+use crate::{
+    device::Config,
+    slots::{self, State, SwapFrees, Table, MAX_PRIO},
+};
 use kernel::{
-    compress::{Algorithm, Params, Stream},
+    compress::{Algorithm, Stream},
     error::code::*,
     page::PAGE_SIZE,
     prelude::*,
@@ -23,10 +26,23 @@ use kernel::{
     zsmalloc::{Contents, Deferred, Handle, NewObject, Pool},
 };
 
-/// A CPU's compression stream and its output buffer (two pages, as zram's).
+/// A CPU's compression streams, one per configured priority (the primary algorithm and the
+/// secondary ones of `recomp_algorithm`), its output buffer (two pages, as zram's) and a page
+/// for recompression.
 struct Comp {
-    stream: Stream,
+    streams: [Option<Stream>; MAX_PRIO],
     buf: KVec<u8>,
+    page: KVec<u8>,
+}
+
+impl Comp {
+    /// The stream of priority `prio`; `EIO` if it has none (a slot's priority always has one).
+    fn stream(&mut self, prio: usize) -> Result<&mut Stream> {
+        self.streams
+            .get_mut(prio)
+            .and_then(Option::as_mut)
+            .ok_or(EIO)
+    }
 }
 
 /// The memory of an initialised device: its table, its deferred-free queue and its streams.
@@ -37,7 +53,8 @@ pub(crate) struct Storage {
     pub(crate) table: Arc<Table>,
     pub(crate) deferred: Pin<KBox<Deferred<SwapFrees>>>,
     streams: CpuLocked<Comp>,
-    pub(crate) alg: Algorithm,
+    /// The algorithms by priority, as configured at initialisation.
+    pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
     pub(crate) disksize: u64,
 }
 
@@ -63,6 +80,44 @@ pub(crate) fn fill(dst: &mut [u8], w: usize) {
     }
 }
 
+/// The size range of a bucket of recompression candidates.
+const BUCKET_BYTES: usize = 64;
+
+/// What `recompress` may do, from the attribute's arguments.
+pub(crate) struct Recompress {
+    /// Only idle pages.
+    pub(crate) idle: bool,
+    /// Only huge pages.
+    pub(crate) huge: bool,
+    /// Only pages of at least this many bytes, and only into fewer; 0 for any.
+    pub(crate) threshold: usize,
+    /// At most this many pages.
+    pub(crate) max_pages: u64,
+    /// The priorities to try: `prio..prio_max`.
+    pub(crate) prio: usize,
+    pub(crate) prio_max: usize,
+}
+
+impl Recompress {
+    /// Whether a page in state `st` is a candidate (its size aside, a stored one).
+    fn eligible(&self, st: State) -> bool {
+        !st.is_same()
+            && !st.is_pending()
+            && !st.is_incompressible()
+            && (!self.idle || st.is_idle())
+            && (!self.huge || st.is_huge())
+            && st.size() >= self.threshold
+    }
+}
+
+/// What recompressing a page gave.
+enum Recompressed<'a> {
+    /// A smaller object: the handle, its size and the priority of its algorithm.
+    Smaller(Handle<'a>, usize, usize),
+    /// Nothing smaller, with `tried` algorithms; `all_tried` if they were every secondary one.
+    NotSmaller { tried: usize, all_tried: bool },
+}
+
 /// Where a compressed page goes.
 enum Compressed<'a> {
     /// Written to this object, of this many bytes; huge if stored uncompressed.
@@ -73,16 +128,14 @@ enum Compressed<'a> {
 
 impl Storage {
     pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Storage>> {
-        Self::with_params(name, disksize, alg, &Params::default())
+        let mut cfg = Config::default();
+        cfg.algs[0] = Some(alg);
+        Self::with_config(name, disksize, &cfg)
     }
 
-    /// As [`new`](Self::new), with the algorithm's parameters; `EINVAL` if it refuses them.
-    pub(crate) fn with_params(
-        name: &CStr,
-        disksize: u64,
-        alg: Algorithm,
-        params: &Params,
-    ) -> Result<Arc<Storage>> {
+    /// As [`new`](Self::new), with the algorithms and parameters of `cfg`; `EINVAL` if an
+    /// algorithm refuses its parameters.
+    pub(crate) fn with_config(name: &CStr, disksize: u64, cfg: &Config) -> Result<Arc<Storage>> {
         let pages = usize::try_from(disksize / PAGE_SIZE as u64).map_err(|_| ENOMEM)?;
         // Slot indices travel through the deferred-free queue as `u32`.
         if u32::try_from(pages).is_err() {
@@ -93,9 +146,16 @@ impl Storage {
         let table = Arc::new(Table::new(pool.clone(), pages)?, GFP_KERNEL)?;
         let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
         let streams = CpuLocked::new(|_| {
+            let mut streams = [None, None, None, None];
+            for (prio, s) in streams.iter_mut().enumerate() {
+                if let Some(a) = cfg.algs[prio] {
+                    *s = Some(Stream::with_params(a, &cfg.params[prio])?);
+                }
+            }
             Ok(Comp {
-                stream: Stream::with_params(alg, params)?,
+                streams,
                 buf: KVec::from_elem(0u8, 2 * PAGE_SIZE, GFP_KERNEL)?,
+                page: KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?,
             })
         })?;
         Ok(Arc::new(
@@ -103,7 +163,7 @@ impl Storage {
                 table,
                 deferred,
                 streams,
-                alg,
+                algs: cfg.algs,
                 disksize,
             },
             GFP_KERNEL,
@@ -130,9 +190,10 @@ impl Storage {
         }
         // Stream, then mapping: the order of the write path, so that the two never wait on
         // each other.
+        let prio = State::of(&g).prio();
         let n = self.streams.with(|c| {
             let obj = g.map_read(size)?;
-            c.stream.decompress(&obj, dst)
+            c.stream(prio)?.decompress(&obj, dst)
         })?;
         if n == PAGE_SIZE {
             Ok(())
@@ -150,7 +211,8 @@ impl Storage {
         let pool: &'a Pool = &self.table.pool;
         let huge_size = pool.huge_class_size();
         self.streams.with(|c| {
-            let (data, len, huge) = match c.stream.compress(src, &mut c.buf) {
+            let stream = c.streams[0].as_mut().ok_or(EIO)?;
+            let (data, len, huge) = match stream.compress(src, &mut c.buf) {
                 Ok(n) if n < huge_size => (&c.buf[..n], n, false),
                 Ok(_) | Err(E2BIG) => (src, PAGE_SIZE, true),
                 Err(e) => return Err(e),
@@ -250,6 +312,134 @@ impl Storage {
         }
     }
 
+    /// Recompresses stored pages with the secondary algorithms, as zram's `recompress`.
+    ///
+    /// The candidates are the stored pages that are not same-filled or incompressible, idle
+    /// and/or huge as `opts` asks, of at least `opts.threshold` bytes; they are taken largest
+    /// first, in buckets of 64 bytes (zram since 6.13), at most `opts.max_pages` of them. Each is decompressed and
+    /// compressed again with the secondary algorithms of priorities `opts.prio..opts.prio_max`
+    /// above its own, in order, until one stores it in a smaller size class (and below the
+    /// threshold, if one is given); a page no secondary algorithm improves is marked
+    /// incompressible when all were tried. Fails with `ENOMEM` if memory for a new object is
+    /// short (what was done stays done).
+    ///
+    /// May race with reads, writes and frees of the same pages: each page is recompressed under
+    /// its lock, after its eligibility is checked again.
+    pub(crate) fn recompress(&self, opts: &Recompress) -> Result {
+        let t = &*self.table;
+        // Candidates by size, in buckets of 64 bytes, as zram since 6.13: one pass over the
+        // slots, then the buckets from the largest sizes down, each in index order.
+        let mut buckets = KVec::new();
+        for _ in 0..=PAGE_SIZE / BUCKET_BYTES {
+            buckets.push(KVec::<u32>::new(), GFP_KERNEL)?;
+        }
+        for index in 0..t.slots.len() {
+            let Some(st) = State::snapshot(&t.slots, index) else {
+                break;
+            };
+            if st.size() != 0 && opts.eligible(st) {
+                if let Some(b) = buckets.get_mut(st.size() / BUCKET_BYTES) {
+                    // Slot indices fit in `u32` (`Storage::new`).
+                    b.push(index as u32, GFP_KERNEL)?;
+                }
+            }
+        }
+        let mut left = opts.max_pages;
+        for bucket in buckets.iter().rev() {
+            for &index in bucket.iter() {
+                if left == 0 {
+                    return Ok(());
+                }
+                // As zram, only pages an algorithm was tried on count.
+                if self.recompress_page(index as usize, opts)? {
+                    left -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Recompresses page `index` if it is still a candidate; see [`recompress`](Self::recompress).
+    /// Returns whether an algorithm was tried on it.
+    fn recompress_page(&self, index: usize, opts: &Recompress) -> Result<bool> {
+        let t = &*self.table;
+        let pool: &Pool = &t.pool;
+        let mut g = t.slots.lock(index).ok_or(EIO)?;
+        let st = State::of(&g);
+        if !g.has_object() || !opts.eligible(st) {
+            return Ok(false);
+        }
+        let old_size = st.size();
+        let old_class = g.class_index().ok_or(EIO)?;
+        // The secondary algorithms configured: a page all of them tried is incompressible.
+        let secondaries = self.algs[1..].iter().filter(|a| a.is_some()).count();
+        let outcome = self.streams.with(|c| -> Result<Recompressed<'_>> {
+            {
+                let obj = g.map_read(old_size)?;
+                if old_size == PAGE_SIZE {
+                    c.page.copy_from_slice(&obj);
+                } else {
+                    let stream = c.streams.get_mut(st.prio()).and_then(Option::as_mut);
+                    if stream.ok_or(EIO)?.decompress(&obj, &mut c.page)? != PAGE_SIZE {
+                        return Err(EIO);
+                    }
+                }
+            }
+            let mut tried = 0;
+            for prio in opts.prio.max(st.prio() + 1)..opts.prio_max.min(MAX_PRIO) {
+                let Some(stream) = c.streams[prio].as_mut() else {
+                    continue;
+                };
+                tried += 1;
+                let len = match stream.compress(&c.page, &mut c.buf) {
+                    Ok(len) => len,
+                    Err(e) if e == E2BIG => continue,
+                    Err(e) => return Err(e),
+                };
+                if len >= pool.huge_class_size()
+                    || pool.class_index_for(len)? >= old_class
+                    || (opts.threshold != 0 && len >= opts.threshold)
+                {
+                    continue;
+                }
+                // Under the slot lock and the stream: no sleeping (zram allocates without
+                // direct reclaim here too).
+                let obj = pool.alloc(len, GFP_NOWAIT | __GFP_NOWARN)?;
+                return Ok(Recompressed::Smaller(obj.write(&c.buf[..len])?, len, prio));
+            }
+            Ok(Recompressed::NotSmaller {
+                tried,
+                all_tried: secondaries != 0 && tried == secondaries,
+            })
+        })?;
+        let mut tried = 1;
+        match outcome {
+            Recompressed::Smaller(h, len, prio) => {
+                let old = g.take();
+                g.replace(Contents::Object(h))?;
+                // The access time stays; the idle mark goes, as zram clears it.
+                State::stored(len, false).with_prio(prio).set(&mut g);
+                t.stats.compr_data_size.sub(old_size as u64);
+                t.stats.compr_data_size.add(len as u64);
+                if st.is_huge() {
+                    t.stats.huge_pages.dec();
+                }
+                // Freed under the slot lock, as a write frees the old contents.
+                drop(old);
+            }
+            Recompressed::NotSmaller {
+                tried: n,
+                all_tried,
+            } => {
+                tried = n;
+                let st = st.with_idle(false);
+                let st = if all_tried { st.incompressible() } else { st };
+                st.set(&mut g);
+            }
+        }
+        Ok(tried != 0)
+    }
+
     /// Empties page `index`.
     pub(crate) fn free_page(&self, index: usize) {
         if let Some(mut g) = self.table.slots.lock(index) {
@@ -311,7 +501,7 @@ impl Storage {
 #[kunit_tests(rzram_storage)]
 mod tests {
     use super::*;
-    use kernel::c_str;
+    use kernel::{c_str, compress::Params};
 
     fn page(mut f: impl FnMut(usize) -> u8) -> Result<KVec<u8>> {
         let mut v = KVec::with_capacity(PAGE_SIZE, GFP_KERNEL)?;
@@ -391,6 +581,95 @@ mod tests {
         Ok(())
     }
 
+    /// Pages written with lzo-rle and recompressed with zstd, by `type=idle` and by
+    /// `threshold=`: the contents stay, the compressed size shrinks, the slot records the
+    /// priority; a page zstd cannot shrink is marked incompressible and skipped next time.
+    #[test]
+    fn recompression() -> Result {
+        let mut cfg = Config::default();
+        cfg.algs[2] = Some(Algorithm::Zstd);
+        let storage = Storage::with_config(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, &cfg)?;
+        let s = &storage.table.stats;
+        let text =
+            |seed: usize| page(move |i| b"rzram recompresses idle pages "[(i * 7 + seed) % 30]);
+        // Page 2 compresses less well than page 1: one byte in 32 is random.
+        let mut p2 = text(5)?;
+        let noise = random_page()?;
+        for (i, b) in p2.iter_mut().enumerate().filter(|(i, _)| i % 32 == 0) {
+            *b = noise[i];
+        }
+        let pages = [text(0)?, text(3)?, p2, random_page()?];
+        for (i, p) in pages.iter().enumerate() {
+            storage.write_page(i, p, 0)?;
+        }
+        let state = |i| State::snapshot(&storage.table.slots, i).ok_or(EINVAL);
+        let before = s.compr_data_size.get();
+        let all = |idle, huge, threshold| Recompress {
+            idle,
+            huge,
+            threshold,
+            max_pages: u64::MAX,
+            prio: 1,
+            prio_max: MAX_PRIO,
+        };
+        // Nothing is idle yet: type=idle does nothing.
+        storage.recompress(&all(true, false, 0))?;
+        assert_eq!(s.compr_data_size.get(), before);
+        // Page 0 idle only.
+        storage.mark_idle(i64::MAX);
+        storage.write_page(1, &pages[1], 0)?;
+        storage.write_page(2, &pages[2], 0)?;
+        storage.recompress(&all(true, false, 0))?;
+        assert_eq!(state(0)?.prio(), 2);
+        assert!(!state(0)?.is_idle());
+        assert_eq!((state(1)?.prio(), state(2)?.prio()), (0, 0));
+        // The huge page (3) was idle too: not shrunk, so incompressible.
+        assert!(state(3)?.is_incompressible() && state(3)?.is_huge());
+        // By size, without a threshold, at most one page: the largest bucket goes first (then
+        // index order). Page 0 (done) and 3 (incompressible) have nothing left to try.
+        let (s1, s2) = (state(1)?.size(), state(2)?.size());
+        let mut one = all(false, false, 0);
+        one.max_pages = 1;
+        storage.recompress(&one)?;
+        let done = if s2 / BUCKET_BYTES > s1 / BUCKET_BYTES {
+            2
+        } else {
+            1
+        };
+        let other = 3 - done;
+        assert_eq!(state(done)?.prio(), 2);
+        assert_eq!(state(other)?.prio(), 0);
+        // A threshold above the other page's size: it is not a candidate.
+        let size = state(other)?.size();
+        storage.recompress(&all(false, false, size + 1))?;
+        assert_eq!(state(other)?.prio(), 0);
+        // At its size: a candidate, recompressed below it.
+        storage.recompress(&all(false, false, size))?;
+        assert_eq!(state(other)?.prio(), 2);
+        assert!(state(other)?.size() < size);
+        assert!(s.compr_data_size.get() < before);
+        let mut out = page(|_| 0)?;
+        for (i, p) in pages.iter().enumerate() {
+            storage.read_page(i, &mut out)?;
+            assert!(out == *p);
+        }
+        assert_eq!(s.pages_stored.get(), 4);
+        assert_eq!(s.huge_pages.get(), 1);
+        // A write makes the page new: primary algorithm, not incompressible.
+        storage.write_page(3, &pages[0], 0)?;
+        assert_eq!(state(3)?.prio(), 0);
+        assert!(!state(3)?.is_incompressible());
+        Ok(())
+    }
+
+    /// A configuration with `alg` as the primary algorithm, with `params`.
+    fn config(alg: Algorithm, params: Params) -> Config {
+        let mut cfg = Config::default();
+        cfg.algs[0] = Some(alg);
+        cfg.params[0] = params;
+        cfg
+    }
+
     /// `algorithm_params` reach the streams: every algorithm round-trips with a level, deflate
     /// with another window, and a window deflate refuses fails the initialisation.
     #[test]
@@ -409,7 +688,8 @@ mod tests {
                 },
             ] {
                 let name = c_str!("rzram_kunit");
-                let storage = Storage::with_params(name, 4 * PAGE_SIZE as u64, alg, &params)?;
+                let cfg = config(alg, params);
+                let storage = Storage::with_config(name, 4 * PAGE_SIZE as u64, &cfg)?;
                 storage.write_page(0, &data, 0)?;
                 storage.read_page(0, &mut out)?;
                 assert!(out == data);
@@ -420,7 +700,8 @@ mod tests {
             ..Params::default()
         };
         let name = c_str!("rzram_kunit");
-        let r = Storage::with_params(name, 4 * PAGE_SIZE as u64, Algorithm::Deflate, &bad);
+        let cfg = config(Algorithm::Deflate, bad);
+        let r = Storage::with_config(name, 4 * PAGE_SIZE as u64, &cfg);
         assert_eq!(r.err(), Some(EINVAL));
         Ok(())
     }
