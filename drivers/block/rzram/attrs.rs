@@ -183,12 +183,12 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     Ok(())
 }
 
-/// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next
-/// `disksize`: `level=`, `deflate.winbits=`, and `algo=` or `priority=` to choose the algorithm
-/// (configured ones: the primary, or a secondary of `recomp_algorithm`). As zram since 6.16: `EINVAL` for an
-/// unknown, repeated, empty or missing key and for an algorithm or priority that is not
-/// configured, `EBUSY` once initialised. `dict=` (a dictionary file) is refused with `EINVAL`,
-/// zram's errno for a dictionary it cannot load: rzram does not load dictionaries yet.
+/// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next `disksize`:
+/// `level=`, `deflate.winbits=`, and `algo=` or `priority=` to choose the algorithm (configured
+/// ones: the primary, or a secondary of `recomp_algorithm`). As zram since 6.16: `EINVAL` for an
+/// unknown, repeated, empty or missing key and for an algorithm or priority that is not configured,
+/// `EBUSY` once initialised. `dict=` (a dictionary file) is refused with `EINVAL`, zram's errno for
+/// a dictionary it cannot load: rzram does not load dictionaries yet.
 fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let p = algorithm_params(input)?;
     let mut cfg = rz.config.lock();

@@ -314,13 +314,13 @@ impl Storage {
 
     /// Recompresses stored pages with the secondary algorithms, as zram's `recompress`.
     ///
-    /// The candidates are the stored pages that are not same-filled or incompressible, idle
-    /// and/or huge as `opts` asks, of at least `opts.threshold` bytes; they are taken largest
-    /// first, in buckets of 64 bytes (zram since 6.13), at most `opts.max_pages` of them. Each is decompressed and
-    /// compressed again with the secondary algorithms of priorities `opts.prio..opts.prio_max`
-    /// above its own, in order, until one stores it in a smaller size class (and below the
-    /// threshold, if one is given); a page no secondary algorithm improves is marked
-    /// incompressible when all were tried. Fails with `ENOMEM` if memory for a new object is
+    /// The candidates are the stored pages that are not same-filled or incompressible, idle and/or
+    /// huge as `opts` asks, of at least `opts.threshold` bytes; they are taken largest first, in
+    /// buckets of 64 bytes (zram since 6.13), at most `opts.max_pages` of them. Each is
+    /// decompressed and compressed again with the secondary algorithms of priorities
+    /// `opts.prio..opts.prio_max` above its own, in order, until one stores it in a smaller size
+    /// class (and below the threshold, if one is given); a page no secondary algorithm improves is
+    /// marked incompressible when all were tried. Fails with `ENOMEM` if memory for a new object is
     /// short (what was done stays done).
     ///
     /// May race with reads, writes and frees of the same pages: each page is recompressed under

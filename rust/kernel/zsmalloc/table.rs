@@ -234,8 +234,9 @@ impl Drop for Table {
 /// A locked slot of a [`Table`]; unlocks on drop.
 ///
 /// It gives access to the slot's contents, to its 30 caller bits and to its 32-bit caller value
-/// ([`aux`](Self::aux)), which are published when the guard is dropped. Preemption is disabled while it lives, so the thread must not sleep. It is
-/// `!Send` (checked by `tests/compile_fail/fail_zsmalloc_slot_guard_send.rs`).
+/// ([`aux`](Self::aux)), which are published when the guard is dropped. Preemption is disabled
+/// while it lives, so the thread must not sleep. It is `!Send` (checked by
+/// `tests/compile_fail/fail_zsmalloc_slot_guard_send.rs`).
 pub struct SlotGuard<'t> {
     table: &'t Table,
     guard: PackedGuard<'t, SlotData>,
