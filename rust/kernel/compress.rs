@@ -32,7 +32,7 @@ use core::{pin::Pin, ptr::NonNull};
 pub struct Params {
     /// The compression level: zstd's, lz4hc's and deflate's level, lz4's acceleration.
     pub level: Option<i32>,
-    /// deflate's window, 2^`deflate_winbits` bytes (8 to 15); 11 by default, as zram.
+    /// deflate's window, 2^`deflate_winbits` bytes (9 to 15); 11 by default, as zram.
     pub deflate_winbits: Option<i32>,
 }
 
@@ -43,8 +43,9 @@ pub trait Compressor: Sized + Send {
 
     /// Allocates a stream, the algorithm's workspace, with `params`.
     ///
-    /// Fails with [`EINVAL`] if the algorithm refuses the parameters (deflate's level and window
-    /// have ranges; the others clamp them as their libraries do).
+    /// Fails with [`EINVAL`] if the algorithm refuses the parameters (deflate's level, -1 to 9,
+    /// and window, 9 to 15); the others clamp the level to their ranges (lz4's acceleration to
+    /// 1 to 65537, lz4hc's level and zstd's as their libraries do).
     fn new(params: &Params) -> Result<Self>;
 
     /// Compresses `src` into `dst`; returns the compressed length.
@@ -187,11 +188,12 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
         } else {
             bindings::LZ4_MEM_COMPRESS
         };
-        let level = params.level.unwrap_or(if HC {
-            bindings::LZ4HC_DEFAULT_CLEVEL as c_int
-        } else {
-            1
-        });
+        let level = match (HC, params.level) {
+            (true, l) => l.unwrap_or(bindings::LZ4HC_DEFAULT_CLEVEL as c_int),
+            // lz4 does not bound the acceleration, and a large one makes its step overflow:
+            // upstream lz4's LZ4_ACCELERATION_MAX.
+            (false, l) => l.unwrap_or(1).clamp(1, 65537),
+        };
         Ok(Lz4Family {
             wrk: zeroed_workspace(size)?,
             level,
@@ -370,8 +372,8 @@ impl Compressor for Deflate {
     fn new(params: &Params) -> Result<Self> {
         let mem_level = bindings::MAX_MEM_LEVEL as c_int;
         let winbits = params.deflate_winbits.unwrap_or(DEFLATE_WINBITS);
-        // zlib's range: outside it the workspace size would not match what init uses.
-        if !(8..=15).contains(&winbits) {
+        // The kernel zlib's range (its workspace size `BUG()`s below 9).
+        if !(9..=15).contains(&winbits) {
             return Err(EINVAL);
         }
         let level = params.level.unwrap_or(bindings::Z_DEFAULT_COMPRESSION);
@@ -618,8 +620,10 @@ impl Algorithm {
 /// let default = Stream::new(Algorithm::Zstd)?.compress(&text, &mut c)?;
 /// let high = Params { level: Some(19), ..Params::default() };
 /// assert!(Stream::with_params(Algorithm::Zstd, &high)?.compress(&text, &mut c)? <= default);
-/// let bad = Params { deflate_winbits: Some(16), ..Params::default() };
-/// assert_eq!(Stream::with_params(Algorithm::Deflate, &bad).err(), Some(EINVAL));
+/// for winbits in [8, 16] {
+///     let bad = Params { deflate_winbits: Some(winbits), ..Params::default() };
+///     assert_eq!(Stream::with_params(Algorithm::Deflate, &bad).err(), Some(EINVAL));
+/// }
 /// # Ok::<(), Error>(())
 /// ```
 pub enum Stream {

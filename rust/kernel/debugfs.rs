@@ -22,6 +22,7 @@
 //! [`include/linux/seq_file.h`](srctree/include/linux/seq_file.h)
 
 use crate::{
+    alloc::KBox,
     bindings,
     error::{code::*, Result},
     ffi::{c_int, c_void},
@@ -71,7 +72,8 @@ pub trait Records: Send + Sync + 'static {
     /// Returns the number of records now; an error fails the read with it.
     fn count(&self) -> Result<u64>;
 
-    /// Writes record `pos`, which may be nothing.
+    /// Writes record `pos`, which may be nothing. `pos` may be past the end if the count
+    /// shrank since it was read.
     fn write(&self, pos: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
@@ -100,6 +102,9 @@ impl Drop for Entry {
 }
 
 /// A debugfs directory; removed when it and every entry below it are dropped.
+///
+/// A directory that could not be created (no memory for its handle) is absent, and so is
+/// everything created in it.
 #[derive(Clone)]
 pub struct Dir(Option<Arc<Entry>>);
 
@@ -115,37 +120,32 @@ impl Dir {
     ///
     /// Context: process context; sleeps.
     pub fn subdir(&self, name: &CStr) -> Dir {
-        Self::create(name, self.0.as_ref())
+        match &self.0 {
+            Some(parent) => Self::create(name, Some(parent)),
+            None => Dir(None),
+        }
     }
 
+    /// Creates directory `name` in `parent`, or at the root.
     fn create(name: &CStr, parent: Option<&Arc<Entry>>) -> Dir {
         let p = parent.map_or(core::ptr::null_mut(), |p| p.dentry);
         // SAFETY: `name` is a valid string; `p` is null or a debugfs dentry (or error pointer,
         // which makes debugfs fail the call) kept alive by `parent`.
         let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), p) };
-        // INVARIANT: `dentry` came from `debugfs_create_dir()` under `parent`.
-        let entry = Arc::new(
-            Entry {
-                dentry,
-                _parent: parent.cloned(),
-            },
-            GFP_KERNEL,
-        );
-        match entry {
-            Ok(e) => Dir(Some(e)),
-            Err(_) => {
-                // SAFETY: as in `Entry::drop`; the directory was never handed out.
-                unsafe { bindings::debugfs_remove(dentry) };
-                Dir(None)
-            }
-        }
+        // INVARIANT: `dentry` came from `debugfs_create_dir()` under `parent`. If the `Arc`
+        // cannot be allocated, the entry is dropped, which removes the directory, once.
+        let entry = Entry {
+            dentry,
+            _parent: parent.cloned(),
+        };
+        Dir(Arc::new(entry, GFP_KERNEL).ok())
     }
 
     /// Creates `name` in `self`, a read-only (0400) file of `data`'s records.
     ///
     /// Fails with [`EINVAL`] if [`Records::OWNER`] is not the module `T`'s code is in (null for
-    /// built-in code), and with [`ENOMEM`] if memory is short. A file debugfs could not create
-    /// is absent, not an error.
+    /// built-in code). A file debugfs could not create, or in an absent directory, is absent,
+    /// not an error.
     ///
     /// Context: process context; sleeps.
     pub fn records_file<T: Records>(&self, name: &CStr, data: Arc<T>) -> Result<File<T>> {
@@ -156,27 +156,37 @@ impl Dir {
         {
             return Err(EINVAL);
         }
-        let parent = self.0.as_ref();
-        let p = parent.map_or(core::ptr::null_mut(), |p| p.dentry);
-        // SAFETY: `name` is a valid string; `p` is null or a debugfs dentry (or error pointer)
-        // kept alive by `parent`; `fops` is static; the private data is `data`'s `T`, which the
-        // returned `File` keeps alive until it has removed the file.
+        let Some(parent) = &self.0 else {
+            // INVARIANT: no file.
+            return Ok(File {
+                _entry: None,
+                _data: data,
+            });
+        };
+        // SAFETY: `name` is a valid string; `parent.dentry` is a debugfs dentry (or error
+        // pointer) kept alive by `parent`; `fops` is static; the private data is `data`'s `T`,
+        // which the returned `File` keeps alive until it has removed the file.
         let dentry = unsafe {
             bindings::debugfs_create_file(
                 name.as_char_ptr(),
                 0o400,
-                p,
+                parent.dentry,
                 core::ptr::from_ref::<T>(&data).cast_mut().cast(),
                 fops,
             )
         };
-        // INVARIANT: `dentry` came from `debugfs_create_file()` under `parent`.
-        let entry = Entry {
-            dentry,
-            _parent: parent.cloned(),
-        };
+        // INVARIANT: `dentry` came from `debugfs_create_file()` under `parent`, with `data`'s
+        // `T`; the `File` owns its only handle. If the box cannot be allocated, the entry is
+        // dropped (removing the file) before `data` is.
+        let entry = KBox::new(
+            Entry {
+                dentry,
+                _parent: Some(parent.clone()),
+            },
+            GFP_KERNEL,
+        )?;
         Ok(File {
-            _entry: Arc::new(entry, GFP_KERNEL)?,
+            _entry: Some(entry),
             _data: data,
         })
     }
@@ -184,13 +194,17 @@ impl Dir {
 
 /// A read-only debugfs file of records; removed when dropped.
 ///
+/// It must not be dropped from its own [`Records`] callbacks: the removal waits for them. In a
+/// loadable module it must be dropped before the module is unloaded (a leaked file would call
+/// the module's code after it is gone, as any leaked registration would).
+///
 /// # Invariants
 ///
-/// `_entry`'s dentry was created with `FileVtable::<T>::FOPS` and `_data`'s `T` as its private
-/// data.
+/// `_entry`, if any, is the only handle of a file created with `FileVtable::<T>::FOPS` and
+/// `_data`'s `T` as its private data.
 pub struct File<T: Records> {
     // Dropped first: the file is removed, and its reads are over, before `_data` goes.
-    _entry: Arc<Entry>,
+    _entry: Option<KBox<Entry>>,
     _data: Arc<T>,
 }
 
@@ -250,11 +264,13 @@ unsafe fn records<'a, T: Records>(m: *mut bindings::seq_file) -> &'a T {
     unsafe { &*(*m).private.cast::<T>() }
 }
 
-/// The token of position `pos`: any non-null pointer (the position is in `*pos`).
-fn token(pos: i64) -> *mut c_void {
-    core::ptr::null_mut::<u8>()
-        .wrapping_add(pos as usize + 1)
-        .cast()
+/// The token of position `pos`: a non-null pointer that is not an error pointer, from which
+/// `seq_show` recovers the position; `None` if `pos` has none (it is then past the file's end).
+fn token(pos: i64) -> Option<*mut c_void> {
+    let p = usize::try_from(pos)
+        .ok()
+        .filter(|&p| p < usize::MAX - bindings::MAX_ERRNO as usize - 1)?;
+    Some(core::ptr::null_mut::<u8>().wrapping_add(p + 1).cast())
 }
 
 /// # Safety
@@ -269,7 +285,7 @@ unsafe extern "C" fn seq_start<T: Records>(
     // SAFETY: `pos` is valid.
     let p = unsafe { *pos };
     match t.count() {
-        Ok(n) if p >= 0 && (p as u64) < n => token(p),
+        Ok(n) if p >= 0 && (p as u64) < n => token(p).unwrap_or(core::ptr::null_mut()),
         Ok(_) => core::ptr::null_mut(),
         Err(e) => e.to_ptr(),
     }
@@ -284,7 +300,12 @@ unsafe extern "C" fn seq_next<T: Records>(
     pos: *mut i64,
 ) -> *mut c_void {
     // SAFETY: `pos` is valid.
-    unsafe { *pos += 1 };
+    unsafe { *pos = (*pos).saturating_add(1) };
+    // `seq_read()` calls this once per record without rescheduling, and records may be empty:
+    // a file of many empty records would otherwise hold the CPU for the whole read. It runs
+    // under the `seq_file`'s mutex only, so it may sleep.
+    // SAFETY: FFI call without preconditions in sleepable context.
+    unsafe { bindings::cond_resched() };
     // SAFETY: as for `seq_start`.
     unsafe { seq_start::<T>(m, pos) }
 }

@@ -26,8 +26,9 @@ pub struct Slot(PackedLock<SlotData>);
 ///
 /// Packed to 4-byte alignment, so that the 32 bits take the space that the alignment of the word
 /// would otherwise leave empty after the 32-bit lock word: the slot is the lock word at offset 0,
-/// `aux` at 4 and `word` at 8 (naturally aligned; [`PackedLock`] is `repr(C)`). Its fields are
-/// only copied in and out, never borrowed.
+/// `aux` at 4 and `word` at 8 ([`PackedLock`] is `repr(C)`). The type's alignment is 4, but the
+/// table's slots start at a page and are 16 bytes each on 64-bit, so `word` is naturally
+/// aligned there. Its fields are only copied in and out, never borrowed.
 #[repr(C, packed(4))]
 struct SlotData {
     aux: u32,
@@ -37,6 +38,8 @@ struct SlotData {
 #[cfg(CONFIG_64BIT)]
 crate::static_assert!(core::mem::size_of::<Slot>() == 16);
 crate::static_assert!(core::mem::offset_of!(SlotData, word) == 4);
+// The data follows the 4-byte lock word with no padding, on every architecture.
+crate::static_assert!(core::mem::size_of::<Slot>() == 4 + core::mem::size_of::<SlotData>());
 
 /// What a slot holds.
 pub enum Contents<'a> {

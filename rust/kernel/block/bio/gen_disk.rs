@@ -29,10 +29,12 @@ use core::{fmt, pin::Pin, ptr::NonNull};
 /// In a loadable module the module's code and data must outlive the disk (see `DiskData` in
 /// `operations.rs`): dropped while the module is live, the disk keeps the module loaded until its
 /// last reference goes; dropped while the module is being unloaded (from its `Drop`), the drop
-/// waits for that last reference. Nothing is open then (an open disk pins the module), so the
-/// wait is short. A `GenDisk` of a module must not be leaked: a leaked disk is never removed,
-/// and would outlive the module's unloading, as any leaked registration would (a known limit of
-/// Rust's module model, not one of this type).
+/// waits for that last reference. Nothing is open then (an open disk pins the module), so the wait
+/// is short; but a disk dropped because the module's init failed may have been opened meanwhile (a
+/// module being loaded can be pinned), and the drop then waits for that close, as a forced unload
+/// (`rmmod -f`) of a module with open disks waits for ever. A `GenDisk` of a module must not be
+/// leaked: a leaked disk is never removed, and would outlive the module's unloading, as any leaked
+/// registration would (a known limit of Rust's module model, not one of this type).
 ///
 /// # Invariants
 ///

@@ -86,7 +86,10 @@ impl<T: Operations> Vtable<T> {
 ///
 /// When a module's `GenDisk` is dropped while the module is live (a device removed at run
 /// time), the disk takes a reference to the module, put by `free_disk`: the module stays loaded
-/// until the disk is released, and the drop does not wait. When the module is being unloaded
+/// until the disk is released, and the drop does not wait. If the drop's own `put_disk()` is
+/// the last reference, that `module_put()` runs inside the drop, and module code runs after it;
+/// that is sound because the module's code that dropped the disk (a sysfs `store`, say) is
+/// itself waited for by the module's exit before the module goes. When the module is being unloaded
 /// (or failed to load) it cannot be referenced any more, and the drop waits for `released`.
 ///
 /// # Invariants
