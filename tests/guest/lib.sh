@@ -20,6 +20,19 @@ dev_setup() {
 	echo "$1" >"$SYS/disksize" || fail "disksize $1"
 }
 
+# dev0_present: make sure device 0 exists, as on a freshly booted system
+# (an earlier test may have removed it, as zramctl --reset does): reload the
+# module if rzram is one, else hot_add, which takes the lowest free number.
+dev0_present() {
+	[ -d "$SYS" ] && return 0
+	if grep -q '^rzram ' /proc/modules 2>/dev/null; then
+		modprobe -r zram && modprobe zram || fail "reloading rzram to get $SYS"
+	else
+		cat /sys/class/${DEV}-control/hot_add >/dev/null || fail "hot_add for $SYS"
+	fi
+	[ -d "$SYS" ] || fail "$SYS does not exist"
+}
+
 dev_reset() {
 	echo 1 >"$SYS/reset" || fail "reset $SYS"
 }

@@ -7,6 +7,7 @@ set -u
 . /tests/lib.sh
 
 grep -q '^rzram ' /proc/modules || fail "rzram is not a loaded module"
+dev0_present
 ctl=/sys/class/zram-control
 loaded() { grep -q '^rzram ' /proc/modules; }
 

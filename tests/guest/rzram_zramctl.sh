@@ -35,3 +35,5 @@ d2=$(zramctl --find --size 32M) || fail "zramctl --find after the reset"
 echo "zramctl then created and configured $d2"
 zramctl --reset "$d2" || fail "zramctl --reset $d2"
 echo "configured, listed, swapped on, reset and removed through zramctl"
+# Leave device 0 as the boot made it, for the tests that follow.
+dev0_present

@@ -14,6 +14,7 @@ set -u
 gen=/lib/systemd/system-generators/zram-generator
 [ -x $gen ] || fail "$gen missing"
 [ "$DEV" = zram ] || fail "needs zram-named devices (a compat kernel)"
+dev0_present
 [ "$(cat $SYS/initstate)" = 0 ] || dev_reset
 mkdir -p /etc/systemd /lib/systemd
 cat >/lib/systemd/systemd-makefs <<'SH'

@@ -6,6 +6,7 @@ set -u
 . /tests/lib.sh
 
 [ "$DEV" = zram ] || fail "needs zram-named devices (a compat kernel)"
+dev0_present
 modprobe zram || fail "modprobe zram"
 deps=$(modprobe --show-depends zram 2>&1)
 echo "modprobe --show-depends zram: $deps"
