@@ -7,21 +7,26 @@
 use crate::{
     device::Rzram,
     parse::{
-        algorithm_name, algorithm_params, kstrtou16, kstrtoul, kstrtoull_base, memparse,
-        recomp_algorithm, recompress, sysfs_streq, RecompressArgs,
+        self, algorithm_name, algorithm_params, kstrtobool, kstrtou16, kstrtoul, kstrtoull,
+        kstrtoull_base, memparse, recomp_algorithm, recompress, sysfs_streq, RecompressArgs,
     },
     slots::{self, MAX_PRIO},
     storage::{Recompress, Storage},
+    writeback::Writeback,
 };
 use core::{fmt::Write, sync::atomic::Ordering};
 use kernel::{
-    block::bio::{Disk, GenDisk},
+    block::{
+        bdev::BdevFile,
+        bio::{Disk, GenDisk},
+    },
     c_str,
     compress::{Algorithm, Params},
     cpu::num_online_cpus,
     error::code::*,
     page::PAGE_SIZE,
     prelude::*,
+    str::CStr,
     sysfs::{Attribute, SysfsBuf},
 };
 
@@ -332,6 +337,149 @@ fn idle_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     Ok(())
 }
 
+/// `backing_dev`: the path of the backing device, or `none`.
+fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let cfg = rz.config.lock();
+    let Some(file) = cfg.backing.as_ref() else {
+        return emit(buf, format_args!("none\n"));
+    };
+    let mut path = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
+    let p = file.path(&mut path)?;
+    emit(buf, format_args!("{}\n", kernel::str::BStr::from_bytes(p)))
+}
+
+/// `backing_dev`: opens the block device at the path written (up to a NUL, without a trailing
+/// newline), read-write and exclusively, as the device to write pages back to, replacing the
+/// one set before. As zram: `EBUSY` once initialised, the open's error (`ENOENT`, `EBUSY` if the
+/// device is in use, ...), `ENOTBLK` for a file that is not a block device, `EINVAL` for an
+/// empty device.
+fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let mut cfg = rz.config.lock();
+    if rz.storage.lock().is_some() {
+        pr_info!("Can't setup backing device for initialized device\n");
+        return Err(EBUSY);
+    }
+    let name = parse::path(input);
+    let mut path = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
+    path.extend_from_slice(name, GFP_KERNEL)?;
+    path.push(0, GFP_KERNEL)?;
+    let path = CStr::from_bytes_with_nul(&path)?;
+    let file = BdevFile::open(path)?;
+    if file.nr_pages() == 0 {
+        return Err(EINVAL);
+    }
+    cfg.backing = Some(file);
+    pr_info!("setup backing device {}\n", path);
+    Ok(())
+}
+
+/// `writeback`: writes pages back to the backing device; see `parse::writeback` for the forms
+/// and `Storage::writeback`. As zram: `EINVAL` for bad input and before `disksize`, for a
+/// `page_index` beyond the disk (`ERANGE` for `page_indexes`), `EAGAIN` while another
+/// post-processing runs, `ENODEV` without a backing device, then what the writeback returns.
+fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let args = parse::writeback(input)?;
+    let m = rz.storage().ok_or(EINVAL)?;
+    let pages = m.table.slots.len();
+    let mut ranges = KVec::new();
+    for &(lo, hi, err) in args.ranges.iter() {
+        let (lo, hi) = match (usize::try_from(lo), usize::try_from(hi)) {
+            (Ok(lo), Ok(hi)) if lo < pages && hi <= pages => (lo, hi),
+            _ => return Err(err),
+        };
+        ranges.push(lo..hi, GFP_KERNEL)?;
+    }
+    if ranges.is_empty() {
+        ranges.push(0..pages, GFP_KERNEL)?;
+    }
+    if rz.post_processing.swap(true, Ordering::Acquire) {
+        return Err(EAGAIN);
+    }
+    let wb = Writeback {
+        idle: args.idle,
+        huge: args.huge,
+        incompressible: args.incompressible,
+        ranges: &ranges,
+        batch: rz.wb_batch.load(Ordering::Relaxed) as usize,
+    };
+    let r = m.writeback(&wb, &rz.wb_limit);
+    rz.post_processing.store(false, Ordering::Release);
+    r
+}
+
+fn writeback_limit_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let l = rz.wb_limit.limit.load(Ordering::Relaxed);
+    emit(buf, format_args!("{l}\n"))
+}
+
+/// `writeback_limit`: how much may be written back while the limit is enabled, in 4 KiB units.
+fn writeback_limit_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let l = kstrtoull(input).map_err(|_| EINVAL)?;
+    rz.wb_limit.limit.store(l, Ordering::Relaxed);
+    Ok(())
+}
+
+fn writeback_limit_enable_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let on = rz.wb_limit.enabled.load(Ordering::Relaxed);
+    emit(buf, format_args!("{}\n", u32::from(on)))
+}
+
+/// `writeback_limit_enable`: a number, not 0 to enable, as zram.
+fn writeback_limit_enable_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let on = kstrtoull(input).map_err(|_| EINVAL)? != 0;
+    rz.wb_limit.enabled.store(on, Ordering::Relaxed);
+    Ok(())
+}
+
+fn writeback_batch_size_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let b = rz.wb_batch.load(Ordering::Relaxed);
+    emit(buf, format_args!("{b}\n"))
+}
+
+/// `writeback_batch_size`: the writes `writeback` keeps in flight, as zram since 6.19; `EINVAL`
+/// for 0 or anything but a number that fits 32 bits.
+fn writeback_batch_size_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let b = kstrtoull(input).map_err(|_| EINVAL)?;
+    let b = u32::try_from(b).map_err(|_| EINVAL)?;
+    if b == 0 {
+        return Err(EINVAL);
+    }
+    rz.wb_batch.store(b, Ordering::Relaxed);
+    Ok(())
+}
+
+fn writeback_compressed_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let on = rz.config.lock().wb_compressed;
+    emit(buf, format_args!("{}\n", u32::from(on)))
+}
+
+/// `writeback_compressed` (and its other name, `compressed_writeback`): write pages back as
+/// stored, compressed, and decompress them when read back, as zram since 7.0; a boolean
+/// (`kstrtobool`), `EBUSY` once initialised.
+fn writeback_compressed_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+    let on = kstrtobool(input)?;
+    let mut cfg = rz.config.lock();
+    if rz.storage.lock().is_some() {
+        return Err(EBUSY);
+    }
+    cfg.wb_compressed = on;
+    Ok(())
+}
+
+/// `bd_stat`: the backing device's blocks in use, pages read from it and pages written to it,
+/// in 4 KiB units, as zram.
+fn bd_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let four_k = (PAGE_SIZE / 4096) as u64;
+    let (c, r, w) = rz.storage().map_or((0, 0, 0), |m| {
+        let s = &m.table.stats;
+        (s.bd_count.get(), s.bd_reads.get(), s.bd_writes.get())
+    });
+    emit(
+        buf,
+        format_args!("{:8} {:8} {:8}\n", c * four_k, r * four_k, w * four_k),
+    )
+}
+
 fn max_comp_streams_show(_rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     emit(buf, format_args!("{}\n", num_online_cpus()))
 }
@@ -342,7 +490,7 @@ fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
 }
 
 /// The attributes in `/sys/block/<disk>/`.
-pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 16] = [
+pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 24] = [
     Attribute::wo(c_str!("compact"), compact_store),
     Attribute::rw(c_str!("disksize"), disksize_show, disksize_store),
     Attribute::ro(c_str!("initstate"), initstate_show),
@@ -357,6 +505,34 @@ pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 16] = [
         recomp_algorithm_store,
     ),
     Attribute::wo(c_str!("recompress"), recompress_store),
+    Attribute::rw(c_str!("backing_dev"), backing_dev_show, backing_dev_store),
+    Attribute::wo(c_str!("writeback"), writeback_store),
+    Attribute::rw(
+        c_str!("writeback_limit"),
+        writeback_limit_show,
+        writeback_limit_store,
+    ),
+    Attribute::rw(
+        c_str!("writeback_limit_enable"),
+        writeback_limit_enable_show,
+        writeback_limit_enable_store,
+    ),
+    Attribute::rw(
+        c_str!("writeback_batch_size"),
+        writeback_batch_size_show,
+        writeback_batch_size_store,
+    ),
+    Attribute::rw(
+        c_str!("writeback_compressed"),
+        writeback_compressed_show,
+        writeback_compressed_store,
+    ),
+    Attribute::rw(
+        c_str!("compressed_writeback"),
+        writeback_compressed_show,
+        writeback_compressed_store,
+    ),
+    Attribute::ro(c_str!("bd_stat"), bd_stat_show),
     Attribute::rw(
         c_str!("max_comp_streams"),
         max_comp_streams_show,

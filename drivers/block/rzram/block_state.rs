@@ -22,8 +22,7 @@ impl Records for BlockState {
     /// `index access-time flags`: the index (12 wide), the access time in seconds since boot
     /// with six digits of microseconds (rzram keeps seconds: they are zero), and a flag or `.`
     /// for each of `s` (same-filled), `w` (written back), `h` (huge), `i` (idle),
-    /// `r` (recompressed) and `n` (incompressible). rzram has no writeback yet: `w` is always
-    /// `.`.
+    /// `r` (recompressed) and `n` (incompressible).
     fn write(&self, pos: u64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(storage) = self.0.storage() else {
             return Ok(());
@@ -35,14 +34,13 @@ impl Records for BlockState {
             return Ok(());
         };
         let st = State::of(&g);
-        if !g.has_object() && !st.is_same() {
+        if !g.has_object() && !st.is_same() && !st.is_wb() {
             return Ok(());
         }
         let flag = |on: bool, c: char| if on { c } else { '.' };
-        // Not yet: `w` (written back).
         let flags = [
             flag(st.is_same(), 's'),
-            '.',
+            flag(st.is_wb(), 'w'),
             flag(st.is_huge(), 'h'),
             flag(st.is_idle(), 'i'),
             flag(st.prio() != 0, 'r'),

@@ -11,26 +11,36 @@
 //! a slot lock, a compression stream or a zsmalloc mapping (`storage.rs`). The module's device
 //! list mutex (`rzram.rs`) comes before all of them.
 
-use crate::{slots::MAX_PRIO, storage::Storage};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use crate::{slots::MAX_PRIO, storage::Storage, writeback::WbLimit};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    block::bio::Disk,
+    block::{bdev::BdevFile, bio::Disk},
     compress::{Algorithm, Params},
     error::code::*,
     new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, Mutex, SpinLock},
+    types::ARef,
 };
 
 /// The algorithm of a new or reset device, as zram's default.
 pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
 
+/// The number of writebacks `writeback` keeps in flight unless `writeback_batch_size` says
+/// otherwise, as zram.
+pub(crate) const DEFAULT_WB_BATCH: u32 = 32;
+
 /// What the next `disksize` will use: the algorithms by priority (0, the primary one, always
-/// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters; the backing device
+/// and whether pages are written back compressed.
+#[derive(Clone)]
 pub(crate) struct Config {
     pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
     pub(crate) params: [Params; MAX_PRIO],
+    /// The backing device of `backing_dev`, opened exclusively.
+    pub(crate) backing: Option<ARef<BdevFile>>,
+    /// `writeback_compressed`.
+    pub(crate) wb_compressed: bool,
 }
 
 impl Default for Config {
@@ -39,6 +49,8 @@ impl Default for Config {
         Config {
             algs: [Some(DEFAULT_ALGORITHM), None, None, None],
             params: [Params::default(); MAX_PRIO],
+            backing: None,
+            wb_compressed: false,
         }
     }
 }
@@ -57,8 +69,13 @@ pub(crate) struct Rzram {
     pub(crate) limit_pages: AtomicU64,
     /// Set while a reset or removal is under way: opens fail with `EBUSY`.
     pub(crate) claim: AtomicBool,
-    /// Set while a post-processing operation (`recompress`) runs: another fails with `EAGAIN`.
+    /// Set while a post-processing operation (`recompress`, `writeback`) runs: another fails
+    /// with `EAGAIN`.
     pub(crate) post_processing: AtomicBool,
+    /// `writeback_limit` and `writeback_limit_enable`; kept across resets, as zram.
+    pub(crate) wb_limit: WbLimit,
+    /// `writeback_batch_size`: the writebacks kept in flight; never 0.
+    pub(crate) wb_batch: AtomicU32,
 }
 
 impl Rzram {
@@ -70,6 +87,8 @@ impl Rzram {
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicBool::new(false),
                 post_processing: AtomicBool::new(false),
+                wb_limit: WbLimit::default(),
+                wb_batch: AtomicU32::new(DEFAULT_WB_BATCH),
             }),
             GFP_KERNEL,
         )
@@ -95,8 +114,8 @@ impl Rzram {
         self.claim.store(false, Ordering::Release);
     }
 
-    /// Frees the device's memory and statistics and sets its size to 0. The caller has claimed
-    /// the device.
+    /// Frees the device's memory and statistics, closes its backing device and sets its size to
+    /// 0. The caller has claimed the device.
     pub(crate) fn reset(&self, disk: &Disk) {
         let mut cfg = self.config.lock();
         let storage = self.storage.lock().take();

@@ -125,6 +125,88 @@ fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
     })
 }
 
+/// A path as zram takes it from a sysfs write: the bytes up to a NUL, without one trailing
+/// newline.
+pub(crate) fn path(input: &[u8]) -> &[u8] {
+    let s = c_str(input);
+    s.strip_suffix(b"\n").unwrap_or(s)
+}
+
+/// `kstrtobool()`: `y`, `Y`, `t`, `T`, `1`, `on` for true, `n`, `N`, `f`, `F`, `0`, `off` for
+/// false, judged by the first characters only (`yes` is true); `EINVAL` for anything else.
+pub(crate) fn kstrtobool(input: &[u8]) -> Result<bool> {
+    match c_str(input) {
+        [b'y' | b'Y' | b't' | b'T' | b'1', ..] | [b'o' | b'O', b'n' | b'N', ..] => Ok(true),
+        [b'n' | b'N' | b'f' | b'F' | b'0', ..] | [b'o' | b'O', b'f' | b'F', ..] => Ok(false),
+        _ => Err(EINVAL),
+    }
+}
+
+/// A `writeback` write, parsed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct WritebackArgs {
+    pub(crate) idle: bool,
+    pub(crate) huge: bool,
+    pub(crate) incompressible: bool,
+    /// The page ranges asked for, `lo..hi`, each with its error for pages beyond the disk:
+    /// `EINVAL` for `page_index=` (as zram 6.12), `ERANGE` for `page_indexes=` (as zram since
+    /// 6.16). Empty for all pages.
+    pub(crate) ranges: KVec<(u64, u64, Error)>,
+}
+
+/// `writeback`: a mode (`idle`, `huge`, `huge_idle`, `incompressible`), alone as in zram 6.12 or
+/// as `type=MODE` as since 6.16, and/or pages: `page_index=N` (repeatable) and
+/// `page_indexes=LOW-HIGH` (inclusive). The first mode ends the arguments, as in zram; other keys
+/// are ignored, as in zram. With pages, the mode (if any) filters them. `EINVAL` for an unknown
+/// mode, a malformed number or range, and for a write that asks for no mode and no page;
+/// `ERANGE` for a range whose low end is above its high end.
+pub(crate) fn writeback(input: &[u8]) -> Result<WritebackArgs> {
+    let mut a = WritebackArgs::default();
+    let mut mode = false;
+    for (key, val) in next_args(input) {
+        let m = match val {
+            None | Some(b"") => Some(key),
+            Some(v) if key == b"type" => Some(v),
+            Some(v) => {
+                match key {
+                    b"page_index" => {
+                        let n = kstrtoull(v)?;
+                        a.ranges
+                            .push((n, n.saturating_add(1), EINVAL), GFP_KERNEL)?;
+                    }
+                    b"page_indexes" => {
+                        let dash = v.iter().position(|&b| b == b'-').ok_or(EINVAL)?;
+                        let lo = kstrtoull(&v[..dash])?;
+                        let hi = kstrtoull(&v[dash + 1..])?;
+                        if lo > hi {
+                            return Err(ERANGE);
+                        }
+                        a.ranges
+                            .push((lo, hi.saturating_add(1), ERANGE), GFP_KERNEL)?;
+                    }
+                    _ => {}
+                }
+                None
+            }
+        };
+        if let Some(m) = m {
+            (a.idle, a.huge, a.incompressible) = match m {
+                b"idle" => (true, false, false),
+                b"huge" => (false, true, false),
+                b"huge_idle" => (true, true, false),
+                b"incompressible" => (false, false, true),
+                _ => return Err(EINVAL),
+            };
+            mode = true;
+            break;
+        }
+    }
+    if !mode && a.ranges.is_empty() {
+        return Err(EINVAL);
+    }
+    Ok(a)
+}
+
 /// An `algorithm_params` write, parsed.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct AlgorithmParams<'a> {
@@ -296,6 +378,69 @@ pub(crate) fn algorithm_name(input: &[u8]) -> Result<&[u8]> {
 #[kunit_tests(rzram_parse)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kstrtobool_forms() {
+        for t in [&b"1"[..], b"y", b"Y\n", b"yes", b"t", b"true", b"on", b"ON"] {
+            assert_eq!(kstrtobool(t), Ok(true));
+        }
+        for f in [&b"0"[..], b"n", b"no", b"f", b"false", b"off", b"Off\n"] {
+            assert_eq!(kstrtobool(f), Ok(false));
+        }
+        for bad in [&b""[..], b"\n", b"2", b"o", b"ok", b"x", b" 1"] {
+            assert_eq!(kstrtobool(bad), Err(EINVAL));
+        }
+    }
+
+    #[test]
+    fn writeback_args() -> Result {
+        let mode = |i: &[u8]| writeback(i).map(|a| (a.idle, a.huge, a.incompressible));
+        for form in [&b"idle"[..], b"idle\n", b"type=idle", b" type=idle \n"] {
+            assert_eq!(mode(form), Ok((true, false, false)));
+        }
+        assert_eq!(mode(b"huge"), Ok((false, true, false)));
+        assert_eq!(mode(b"type=huge_idle"), Ok((true, true, false)));
+        assert_eq!(mode(b"incompressible"), Ok((false, false, true)));
+        // The first mode ends the arguments; other keys are ignored.
+        assert_eq!(mode(b"huge idle"), Ok((false, true, false)));
+        assert_eq!(mode(b"foo=bar type=idle"), Ok((true, false, false)));
+        for bad in [
+            &b""[..],
+            b"\n",
+            b"all",
+            b"type=",
+            b"type=all",
+            b"IDLE",
+            b"foo=bar",
+        ] {
+            assert_eq!(writeback(bad).err(), Some(EINVAL));
+        }
+        let a = writeback(b"page_index=5 page_index=7 page_indexes=10-12")?;
+        assert!(!a.idle && !a.huge && !a.incompressible);
+        assert_eq!(a.ranges.len(), 3);
+        for (&(lo, hi, _), want) in a.ranges.iter().zip([(5, 6), (7, 8), (10, 13)]) {
+            assert_eq!((lo, hi), want);
+        }
+        assert_eq!(a.ranges[0].2, EINVAL);
+        assert_eq!(a.ranges[2].2, ERANGE);
+        // Pages filtered by a mode.
+        let a = writeback(b"page_indexes=0-3 type=idle")?;
+        assert!(a.idle && a.ranges.len() == 1);
+        assert_eq!(writeback(b"page_indexes=4-3").err(), Some(ERANGE));
+        for bad in [
+            &b"page_index=x"[..],
+            b"page_index=-1",
+            b"page_indexes=4",
+            b"page_indexes=a-3",
+        ] {
+            assert_eq!(writeback(bad).err(), Some(EINVAL));
+        }
+        assert_eq!(
+            writeback(b"page_index=99999999999999999999").err(),
+            Some(ERANGE)
+        );
+        Ok(())
+    }
 
     #[test]
     fn kstrto() {

@@ -25,6 +25,7 @@ mod parse;
 mod slots;
 mod stats;
 mod storage;
+mod writeback;
 
 use core::fmt::Write;
 use device::Rzram;

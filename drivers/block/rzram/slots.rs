@@ -10,9 +10,11 @@
 //! word (32 bits) packs:
 //!
 //! ```text
-//!  31     30       29..24   23       22..21  20     19        18     17     16..0
-//! [LOCK] [OBJECT] [unused] [INCOMP] [PRIO]  [IDLE] [PENDING] [HUGE] [SAME] [size, up to 65536]
+//!  31     30       29..26   25         24   23       22..21  20     19        18     17     16..0
+//! [LOCK] [OBJECT] [unused] [UNDER_WB] [WB] [INCOMP] [PRIO]  [IDLE] [PENDING] [HUGE] [SAME] [size]
 //! ```
+//!
+//! (`size` holds up to 65536 bytes.)
 //!
 //! - `LOCK` and `OBJECT` belong to the table: the lock, and whether the slot holds an object or a
 //!   word. The 30 bits below are rzram's, read and written only as a typed [`State`].
@@ -26,10 +28,18 @@
 //! - `PRIO`: the priority of the algorithm that compressed the page: 0 for the primary one, 1 to 3
 //!   for a secondary one of `recomp_algorithm` that `recompress` used.
 //! - `INCOMP`: no secondary algorithm compressed the page better; `recompress` skips it.
+//! - `WB`: the page was written back: the slot holds the index of its block on the backing
+//!   device, and no object. `size` and `PRIO` say how it is stored there: a page of `size` bytes
+//!   compressed by the algorithm of that priority (`writeback_compressed`), or raw for a size of
+//!   a page.
+//! - `UNDER_WB`: a write of the page to the backing device is in flight. Whatever changes the
+//!   contents (a write, a free, a recompression) clears it, so the writeback's completion knows
+//!   whether the block it wrote still holds the page.
 //!
 //! The contents (an object or the word) are reached only through the slot's guard.
 
 use crate::stats::Stats;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     prelude::*,
     sync::Arc,
@@ -53,10 +63,15 @@ const PRIO_MASK: u32 = 3 << PRIO_SHIFT;
 /// No secondary algorithm compressed the page better.
 const INCOMPRESSIBLE: u32 = 1 << 23;
 
+/// Written back: the slot holds the page's block on the backing device.
+const WB: u32 = 1 << 24;
+/// A writeback of the page is in flight.
+const UNDER_WB: u32 = 1 << 25;
+
 /// The number of algorithm priorities: the primary one and three secondary ones, as zram.
 pub(crate) const MAX_PRIO: usize = 4;
 
-kernel::static_assert!(INCOMPRESSIBLE <= zsmalloc::Table::MAX_BITS);
+kernel::static_assert!(UNDER_WB <= zsmalloc::Table::MAX_BITS);
 kernel::static_assert!(kernel::page::PAGE_SIZE as u32 <= SIZE_MASK);
 
 /// One page of the disk, as stored.
@@ -133,6 +148,30 @@ impl State {
         self.0 & INCOMPRESSIBLE != 0
     }
 
+    /// A page written back, as `size` bytes compressed by the algorithm of priority `prio`, or
+    /// raw for a size of a page.
+    pub(crate) fn written_back(size: usize, prio: usize) -> State {
+        State(Self::stored(size, false).0 | WB).with_prio(prio)
+    }
+
+    pub(crate) fn is_wb(self) -> bool {
+        self.0 & WB != 0
+    }
+
+    /// The same contents, with a writeback in flight.
+    pub(crate) fn under_wb(self) -> State {
+        State(self.0 | UNDER_WB)
+    }
+
+    /// The same contents, with no writeback in flight.
+    pub(crate) fn without_wb(self) -> State {
+        State(self.0 & !UNDER_WB)
+    }
+
+    pub(crate) fn is_under_wb(self) -> bool {
+        self.0 & UNDER_WB != 0
+    }
+
     /// The state a locked slot's bits hold.
     pub(crate) fn of(g: &SlotGuard<'_>) -> State {
         State(g.bits())
@@ -155,27 +194,38 @@ pub(crate) struct Table {
     pub(crate) pool: Arc<Pool>,
     pub(crate) slots: zsmalloc::Table,
     pub(crate) stats: Stats,
+    /// The blocks of the backing device; none without one.
+    blocks: Blocks,
 }
 
 impl Table {
-    /// A table of `pages` empty slots on `pool`. Fails with `ENOMEM`, without a warning, if
-    /// memory is short or `pages` is too large.
-    pub(crate) fn new(pool: Arc<Pool>, pages: usize) -> Result<Self> {
+    /// A table of `pages` empty slots on `pool`, with `backing_pages` blocks of a backing device
+    /// to write pages back to. Fails with `ENOMEM`, without a warning, if memory is short or
+    /// `pages` is too large.
+    pub(crate) fn new(pool: Arc<Pool>, pages: usize, backing_pages: u64) -> Result<Self> {
         Ok(Table {
             slots: zsmalloc::Table::new(pool.clone(), pages)?,
             pool,
             stats: Stats::default(),
+            blocks: Blocks::new(backing_pages)?,
         })
     }
 
     /// Empties a locked slot and returns its object, if any, for the caller to free (by dropping
-    /// it); updates the statistics and clears the flags, the size and the access time.
+    /// it); releases its block of the backing device, if it was written back; updates the
+    /// statistics and clears the flags, the size and the access time.
     pub(crate) fn take<'t>(&self, g: &mut SlotGuard<'t>) -> Option<Handle<'t>> {
         let w = State::of(g);
         State::EMPTY.set(g);
         g.set_aux(0);
         if w.is_same() {
             self.stats.same_pages.dec();
+            self.stats.pages_stored.dec();
+        }
+        if w.is_wb() {
+            if let Some(block) = g.word() {
+                self.release_block(block as u64);
+            }
             self.stats.pages_stored.dec();
         }
         let h = g.take();
@@ -192,6 +242,80 @@ impl Table {
     /// Empties a locked slot and frees its object.
     pub(crate) fn clear(&self, g: &mut SlotGuard<'_>) {
         drop(self.take(g));
+    }
+}
+
+impl Table {
+    /// Reserves a free block of the backing device; `None` if there is none.
+    pub(crate) fn reserve_block(&self) -> Option<u64> {
+        let b = self.blocks.reserve()?;
+        self.stats.bd_count.inc();
+        Some(b)
+    }
+
+    /// Releases a block of the backing device that [`reserve_block`](Self::reserve_block) gave.
+    pub(crate) fn release_block(&self, block: u64) {
+        if self.blocks.release(block) {
+            self.stats.bd_count.dec();
+        }
+    }
+}
+
+/// Which blocks of a backing device are in use, one bit each, set from the moment a writeback
+/// reserves the block until the page it holds is freed (or the writeback fails or finds the page
+/// changed). Reserved and released without a lock, from any context.
+///
+/// Each initialisation of the device has its own (a reset drops it with the table), so neither a
+/// reservation nor the bounds of a scan outlive the device they were made for.
+struct Blocks {
+    words: KVVec<AtomicU64>,
+    blocks: u64,
+}
+
+impl Blocks {
+    fn new(blocks: u64) -> Result<Self> {
+        let n = usize::try_from(blocks.div_ceil(64)).map_err(|_| ENOMEM)?;
+        let mut words = KVVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
+        for _ in 0..n {
+            words.push(AtomicU64::new(0), GFP_KERNEL)?;
+        }
+        Ok(Blocks { words, blocks })
+    }
+
+    /// Sets the first clear bit and returns its block; `None` if all are set.
+    fn reserve(&self) -> Option<u64> {
+        for (i, w) in self.words.iter().enumerate() {
+            let mut cur = w.load(Ordering::Relaxed);
+            loop {
+                let bit = (!cur).trailing_zeros();
+                let block = i as u64 * 64 + u64::from(bit);
+                if bit == 64 || block >= self.blocks {
+                    break;
+                }
+                match w.compare_exchange_weak(
+                    cur,
+                    cur | (1 << bit),
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Some(block),
+                    Err(now) => cur = now,
+                }
+            }
+        }
+        None
+    }
+
+    /// Clears a block's bit; returns whether it was set.
+    fn release(&self, block: u64) -> bool {
+        let Some(w) = usize::try_from(block / 64)
+            .ok()
+            .and_then(|i| self.words.get(i))
+        else {
+            return false;
+        };
+        let bit = 1u64 << (block % 64);
+        w.fetch_and(!bit, Ordering::Release) & bit != 0
     }
 }
 
@@ -283,7 +407,7 @@ mod tests {
         assert_eq!(State::SAME.size(), 0);
         assert!(State::EMPTY != State::SAME);
         // The state survives locking, and the table's own bits never show.
-        let t = Table::new(pool(c_str!("rzram_kunit_pack"))?, 1)?;
+        let t = Table::new(pool(c_str!("rzram_kunit_pack"))?, 1, 0)?;
         {
             let mut g = t.slots.lock(0).ok_or(EINVAL)?;
             g.replace(Contents::Word(9))?;
@@ -310,7 +434,7 @@ mod tests {
         // A non-atomic counter in the slot's word, incremented under the lock from two workers
         // and this thread: any lost update shows.
         let t = Arc::new(
-            Table::new(pool(c_str!("rzram_kunit_stress"))?, 1)?,
+            Table::new(pool(c_str!("rzram_kunit_stress"))?, 1, 0)?,
             GFP_KERNEL,
         )?;
         let done = Arc::new(AtomicUsize::new(0), GFP_KERNEL)?;
@@ -348,7 +472,7 @@ mod tests {
     #[test]
     fn deferred_drain_respects_writes() -> Result {
         let pool = pool(c_str!("rzram_kunit_slots"))?;
-        let table = Arc::new(Table::new(pool.clone(), 4)?, GFP_KERNEL)?;
+        let table = Arc::new(Table::new(pool.clone(), 4, 0)?, GFP_KERNEL)?;
         for i in 0..4 {
             // Allocate first: the slot lock disables preemption.
             let h = pool.alloc(100, GFP_KERNEL)?.write(&[1; 100])?;
@@ -373,6 +497,63 @@ mod tests {
         Ok(())
     }
 
+    /// The writeback flags: `WB` with the size and priority of how the page is stored on the
+    /// backing device, `UNDER_WB` set and cleared without touching the rest.
+    #[test]
+    fn writeback_states() -> Result {
+        for size in [1, 2000, 4096] {
+            for prio in 0..MAX_PRIO {
+                let w = State::written_back(size, prio);
+                assert!(w.is_wb() && !w.is_under_wb() && !w.is_same() && !w.is_huge());
+                assert_eq!((w.size(), w.prio()), (size, prio));
+                assert_eq!(w.with_idle(true).with_idle(false), w);
+            }
+        }
+        let st = State::stored(300, true).with_prio(2).with_idle(true);
+        let u = st.under_wb();
+        assert!(u.is_under_wb() && !u.is_wb() && !st.is_under_wb());
+        assert_eq!(
+            (u.size(), u.is_huge(), u.prio(), u.is_idle()),
+            (300, true, 2, true)
+        );
+        assert_eq!(u.without_wb(), st);
+        assert!(u.pending().is_under_wb() && u.pending().is_pending());
+        assert!(!State::EMPTY.is_wb() && !State::EMPTY.is_under_wb());
+        Ok(())
+    }
+
+    /// Backing-device blocks: every block once, never one beyond the device, a released block
+    /// is reserved again, a release of a free block changes nothing; `bd_count` follows.
+    #[test]
+    fn backing_blocks() -> Result {
+        let none = Table::new(pool(c_str!("rzram_kunit_blocks0"))?, 1, 0)?;
+        assert_eq!(none.reserve_block(), None);
+        none.release_block(0);
+        assert_eq!(none.stats.bd_count.get(), 0);
+
+        let t = Table::new(pool(c_str!("rzram_kunit_blocks"))?, 1, 70)?;
+        let mut seen = KVec::new();
+        while let Some(b) = t.reserve_block() {
+            assert!(b < 70 && !seen.contains(&b));
+            seen.push(b, GFP_KERNEL)?;
+        }
+        assert_eq!(seen.len(), 70);
+        assert_eq!(t.stats.bd_count.get(), 70);
+        t.release_block(65);
+        t.release_block(3);
+        assert_eq!(t.stats.bd_count.get(), 68);
+        // The lowest free block first.
+        assert_eq!(t.reserve_block(), Some(3));
+        assert_eq!(t.reserve_block(), Some(65));
+        assert_eq!(t.reserve_block(), None);
+        // Released twice, or never reserved: counted once.
+        t.release_block(10);
+        t.release_block(10);
+        t.release_block(1000);
+        assert_eq!(t.stats.bd_count.get(), 69);
+        Ok(())
+    }
+
     /// The slot table of a large device is allocated with vmalloc(): its size is not capped at
     /// kvmalloc()'s INT_MAX, and one too large for memory fails with ENOMEM, quietly.
     #[test]
@@ -387,7 +568,7 @@ mod tests {
             assert!(bytes.is_ok_and(|b| b > i32::MAX as usize));
             // 2^40 slots do not fit in memory: ENOMEM, no warning.
             assert_eq!(
-                Table::new(pool(c_str!("rzram_kunit_big"))?, 1usize << 40).err(),
+                Table::new(pool(c_str!("rzram_kunit_big"))?, 1usize << 40, 0).err(),
                 Some(ENOMEM)
             );
         }

@@ -62,4 +62,10 @@ pub(crate) struct Stats {
     pub(crate) miss_free: Counter,
     /// Writes that had to wait for memory (the allocation slow path).
     pub(crate) writestall: Counter,
+    /// Blocks of the backing device in use (written back or being written), in pages.
+    pub(crate) bd_count: Counter,
+    /// Pages read from the backing device.
+    pub(crate) bd_reads: Counter,
+    /// Pages written to the backing device.
+    pub(crate) bd_writes: Counter,
 }

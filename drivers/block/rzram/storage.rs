@@ -15,7 +15,9 @@ use crate::{
     device::Config,
     slots::{self, State, SwapFrees, Table, MAX_PRIO},
 };
+use core::ops::Range;
 use kernel::{
+    block::bdev::BdevFile,
     compress::{Algorithm, Stream},
     error::code::*,
     page::PAGE_SIZE,
@@ -23,13 +25,14 @@ use kernel::{
     str::CStr,
     sync::Arc,
     sync::CpuLocked,
+    types::ARef,
     zsmalloc::{Contents, Deferred, Handle, NewObject, Pool},
 };
 
 /// A CPU's compression streams, one per configured priority (the primary algorithm and the
 /// secondary ones of `recomp_algorithm`), its output buffer (two pages, as zram's) and a page
 /// for recompression.
-struct Comp {
+pub(crate) struct Comp {
     streams: [Option<Stream>; MAX_PRIO],
     buf: KVec<u8>,
     page: KVec<u8>,
@@ -37,7 +40,7 @@ struct Comp {
 
 impl Comp {
     /// The stream of priority `prio`; `EIO` if it has none (a slot's priority always has one).
-    fn stream(&mut self, prio: usize) -> Result<&mut Stream> {
+    pub(crate) fn stream(&mut self, prio: usize) -> Result<&mut Stream> {
         self.streams
             .get_mut(prio)
             .and_then(Option::as_mut)
@@ -52,10 +55,14 @@ impl Comp {
 pub(crate) struct Storage {
     pub(crate) table: Arc<Table>,
     pub(crate) deferred: Pin<KBox<Deferred<SwapFrees>>>,
-    streams: CpuLocked<Comp>,
+    pub(crate) streams: CpuLocked<Comp>,
     /// The algorithms by priority, as configured at initialisation.
     pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
     pub(crate) disksize: u64,
+    /// The backing device, as configured at initialisation; its blocks are the table's.
+    pub(crate) backing: Option<ARef<BdevFile>>,
+    /// Pages are written back compressed (`writeback_compressed`).
+    pub(crate) wb_compressed: bool,
 }
 
 /// Returns the word a page repeats, if it is one word repeated.
@@ -102,6 +109,8 @@ impl Recompress {
     /// Whether a page in state `st` is a candidate (its size aside, a stored one).
     fn eligible(&self, st: State) -> bool {
         !st.is_same()
+            && !st.is_wb()
+            && !st.is_under_wb()
             && !st.is_pending()
             && !st.is_incompressible()
             && (!self.idle || st.is_idle())
@@ -142,8 +151,9 @@ impl Storage {
             return Err(ENOMEM);
         }
         let pool = Arc::new(Pool::new(name)?, GFP_KERNEL)?;
+        let backing_pages = cfg.backing.as_ref().map_or(0, |f| f.nr_pages());
         // Allocated with vmalloc(), quietly: its size comes from user space.
-        let table = Arc::new(Table::new(pool.clone(), pages)?, GFP_KERNEL)?;
+        let table = Arc::new(Table::new(pool.clone(), pages, backing_pages)?, GFP_KERNEL)?;
         let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
         let streams = CpuLocked::new(|_| {
             let mut streams = [None, None, None, None];
@@ -165,6 +175,8 @@ impl Storage {
                 streams,
                 algs: cfg.algs,
                 disksize,
+                backing: cfg.backing.clone(),
+                wb_compressed: cfg.wb_compressed,
             },
             GFP_KERNEL,
         )?)
@@ -174,31 +186,39 @@ impl Storage {
     ///
     /// May race with writes, frees, swap notifications and deferred frees of the same page: the
     /// slot lock orders them, and the read sees the contents before or after each, never an
-    /// object being freed.
+    /// object being freed. A written-back page is read from the backing device without the slot
+    /// lock; the read is retried if the slot no longer holds that block afterwards
+    /// (`writeback.rs`).
     pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
-        let t = &*self.table;
-        let mut g = t.slots.lock(index).ok_or(EIO)?;
-        slots::accessed(&mut g);
-        if let Some(w) = g.word() {
-            fill(dst, w);
-            return Ok(());
-        }
-        let size = State::of(&g).size();
-        if size == PAGE_SIZE {
-            dst.copy_from_slice(&g.map_read(size)?);
-            return Ok(());
-        }
-        // Stream, then mapping: the order of the write path, so that the two never wait on
-        // each other.
-        let prio = State::of(&g).prio();
-        let n = self.streams.with(|c| {
-            let obj = g.map_read(size)?;
-            c.stream(prio)?.decompress(&obj, dst)
-        })?;
-        if n == PAGE_SIZE {
-            Ok(())
-        } else {
-            Err(EIO)
+        loop {
+            let t = &*self.table;
+            let mut g = t.slots.lock(index).ok_or(EIO)?;
+            slots::accessed(&mut g);
+            let st = State::of(&g);
+            if st.is_wb() {
+                let block = g.word().ok_or(EIO)? as u64;
+                drop(g);
+                if self.read_written_back(index, block, dst)? {
+                    return Ok(());
+                }
+                continue;
+            }
+            if let Some(w) = g.word() {
+                fill(dst, w);
+                return Ok(());
+            }
+            let size = st.size();
+            if size == PAGE_SIZE {
+                dst.copy_from_slice(&g.map_read(size)?);
+                return Ok(());
+            }
+            // Stream, then mapping: the order of the write path, so that the two never wait on
+            // each other.
+            let n = self.streams.with(|c| {
+                let obj = g.map_read(size)?;
+                c.stream(st.prio())?.decompress(&obj, dst)
+            })?;
+            return if n == PAGE_SIZE { Ok(()) } else { Err(EIO) };
         }
     }
 
@@ -326,24 +346,8 @@ impl Storage {
     /// May race with reads, writes and frees of the same pages: each page is recompressed under
     /// its lock, after its eligibility is checked again.
     pub(crate) fn recompress(&self, opts: &Recompress) -> Result {
-        let t = &*self.table;
-        // Candidates by size, in buckets of 64 bytes, as zram since 6.13: one pass over the
-        // slots, then the buckets from the largest sizes down, each in index order.
-        let mut buckets = KVec::new();
-        for _ in 0..=PAGE_SIZE / BUCKET_BYTES {
-            buckets.push(KVec::<u32>::new(), GFP_KERNEL)?;
-        }
-        for index in 0..t.slots.len() {
-            let Some(st) = State::snapshot(&t.slots, index) else {
-                break;
-            };
-            if st.size() != 0 && opts.eligible(st) {
-                if let Some(b) = buckets.get_mut(st.size() / BUCKET_BYTES) {
-                    // Slot indices fit in `u32` (`Storage::new`).
-                    b.push(index as u32, GFP_KERNEL)?;
-                }
-            }
-        }
+        let all = [0..self.table.slots.len()];
+        let buckets = self.candidates(&all, |st| opts.eligible(st))?;
         let mut left = opts.max_pages;
         for bucket in buckets.iter().rev() {
             for &index in bucket.iter() {
@@ -357,6 +361,36 @@ impl Storage {
             }
         }
         Ok(())
+    }
+
+    /// The post-processing candidates among the slots of `ranges`: those whose state satisfies
+    /// `eligible` and that hold a page of some size, in buckets of 64 bytes by size, as zram since
+    /// 6.13 (the last bucket has the largest pages), each bucket in index order. The states are
+    /// snapshots: each candidate is checked again under its lock.
+    pub(crate) fn candidates(
+        &self,
+        ranges: &[Range<usize>],
+        eligible: impl Fn(State) -> bool,
+    ) -> Result<KVec<KVec<u32>>> {
+        let t = &*self.table;
+        let mut buckets = KVec::new();
+        for _ in 0..=PAGE_SIZE / BUCKET_BYTES {
+            buckets.push(KVec::<u32>::new(), GFP_KERNEL)?;
+        }
+        for r in ranges {
+            for index in r.clone() {
+                let Some(st) = State::snapshot(&t.slots, index) else {
+                    break;
+                };
+                if st.size() != 0 && eligible(st) {
+                    if let Some(b) = buckets.get_mut(st.size() / BUCKET_BYTES) {
+                        // Slot indices fit in `u32` (`Storage::new`).
+                        b.push(index as u32, GFP_KERNEL)?;
+                    }
+                }
+            }
+        }
+        Ok(buckets)
     }
 
     /// Recompresses page `index` if it is still a candidate; see [`recompress`](Self::recompress).
@@ -462,9 +496,11 @@ impl Storage {
             Err(_) => return true,
         };
         if !g.has_object() {
-            // A repeated word needs no zsmalloc call: freed here. Otherwise the slot was never
-            // written, or is already free.
-            if State::of(&g).is_same() {
+            // A repeated word needs no zsmalloc call, nor does a written-back page (its block is
+            // released with an atomic bit): freed here. Otherwise the slot was never written, or
+            // is already free.
+            let st = State::of(&g);
+            if st.is_same() || st.is_wb() {
                 t.clear(&mut g);
             }
             return true;

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Writeback: pages moved out of memory to the backing device, and read back from it.
+//!
+//! `writeback` picks the candidate pages (idle, huge, incompressible, or given by index), takes
+//! them largest first as `recompress` does, and writes each to a block of the backing device of
+//! its own: the page decompressed, or as stored (`writeback_compressed`). Up to
+//! `writeback_batch_size` writes are in flight at once ([`WriteQueue`]); each completion is
+//! handled as soon as the submitter needs its room, and the rest at the end.
+//!
+//! # Races, ruled out by construction
+//!
+//! A page's slot is unlocked while its write is in flight, so the page may be read, rewritten,
+//! discarded, freed by swap or reset meanwhile:
+//!
+//! - the write is submitted with the slot marked `UNDER_WB`; anything that changes the contents
+//!   clears the mark (a write or a free empties the whole state, swap's free marks it
+//!   `PENDING`), and the completion commits the block to the slot only if the mark is still
+//!   there and the page was not freed: otherwise it releases the block, so no block is leaked
+//!   and no new data is replaced by old;
+//! - a block is reserved before the slot is checked and released on every path that does not
+//!   commit it (ineligible slot, failed write, changed slot); `bd_count` counts the reserved
+//!   blocks and returns to 0 when every page is freed;
+//! - the queue of writes is local to one `writeback`, and each of its bios holds the queue's
+//!   shared state and the backing device until it completes, so a completion never touches
+//!   memory that is gone, whatever the submitter does;
+//! - the writeback works on the storage it started with (a reference it holds): a reset and a
+//!   new `disksize` meanwhile give the device new storage, with its own slots and blocks, and
+//!   the old one goes when the writeback returns; scan bounds and block indices never cross
+//!   from one to the other.
+//!
+//! A read of a written-back page takes the block under the slot lock and reads it without; it
+//! checks afterwards, under the lock, that the slot still holds that block, and starts again if
+//! not.
+
+use crate::{
+    slots::State,
+    storage::{Comp, Storage},
+};
+use core::{
+    ops::Range,
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+};
+use kernel::{
+    block::bdev::{Completed, WriteQueue},
+    error::code::*,
+    page::PAGE_SIZE,
+    prelude::*,
+    zsmalloc::Contents,
+};
+
+/// `writeback_limit` counts 4 KiB units, as zram's.
+const UNITS_PER_PAGE: u64 = (PAGE_SIZE / 4096) as u64;
+
+/// `writeback_limit` and `writeback_limit_enable`: while enabled, each page written back takes
+/// its size from the limit, and writeback stops with `EIO` when it is spent.
+#[derive(Default)]
+pub(crate) struct WbLimit {
+    pub(crate) enabled: AtomicBool,
+    /// In 4 KiB units.
+    pub(crate) limit: AtomicU64,
+}
+
+impl WbLimit {
+    /// Takes one page's worth from the limit, if enabled; `false` if it is spent.
+    fn take(&self) -> bool {
+        if !self.enabled.load(Ordering::Relaxed) {
+            return true;
+        }
+        self.limit
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
+                if l == 0 {
+                    None
+                } else {
+                    Some(l.saturating_sub(UNITS_PER_PAGE))
+                }
+            })
+            .is_ok()
+    }
+
+    /// Gives back what [`take`](Self::take) took for a write that failed.
+    fn give_back(&self) {
+        if self.enabled.load(Ordering::Relaxed) {
+            self.limit.fetch_add(UNITS_PER_PAGE, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What `writeback` may write back, from the attribute's arguments.
+pub(crate) struct Writeback<'a> {
+    /// Only idle pages.
+    pub(crate) idle: bool,
+    /// Only huge pages.
+    pub(crate) huge: bool,
+    /// Only pages no algorithm compressed better (`recompress`).
+    pub(crate) incompressible: bool,
+    /// The pages to look at; checked against the disk's size by the caller.
+    pub(crate) ranges: &'a [Range<usize>],
+    /// The writes to keep in flight; at least 1.
+    pub(crate) batch: usize,
+}
+
+impl Writeback<'_> {
+    /// Whether a page in state `st` is a candidate: a stored page (not same-filled, not written
+    /// back or being written, not freed by swap) of the kinds asked for.
+    fn eligible(&self, st: State) -> bool {
+        !st.is_same()
+            && !st.is_wb()
+            && !st.is_under_wb()
+            && !st.is_pending()
+            && (!self.idle || st.is_idle())
+            && (!self.huge || st.is_huge())
+            && (!self.incompressible || st.is_incompressible())
+    }
+}
+
+/// The page and block of a write in flight.
+#[derive(Clone, Copy)]
+struct Tag {
+    index: usize,
+    block: u64,
+}
+
+impl Storage {
+    /// Writes the candidate pages of `wb` back to the backing device, largest first; see the
+    /// module's documentation. `ENODEV` without a backing device. Stops with `EIO` when the
+    /// `writeback_limit` is spent and with `ENOSPC` when the backing device is full; a failed
+    /// write leaves its page in memory, the others go on, and the last error is returned, as
+    /// zram does.
+    pub(crate) fn writeback(&self, wb: &Writeback<'_>, limit: &WbLimit) -> Result {
+        let t = &*self.table;
+        let file = self.backing.as_ref().ok_or(ENODEV)?;
+        let buckets = self.candidates(wb.ranges, |st| wb.eligible(st))?;
+        let mut queue = WriteQueue::<Tag>::new(file)?;
+        let mut buf = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
+        let mut ret = Ok(());
+        'pages: for bucket in buckets.iter().rev() {
+            for &index in bucket.iter() {
+                let index = index as usize;
+                // Room for one more write: completions first.
+                while queue.in_flight() >= wb.batch.max(1) {
+                    if let Some(c) = queue.wait_one() {
+                        self.writeback_done(c, limit, &mut ret);
+                    }
+                }
+                if !limit.take() {
+                    ret = Err(EIO);
+                    break 'pages;
+                }
+                let Some(block) = t.reserve_block() else {
+                    limit.give_back();
+                    ret = Err(ENOSPC);
+                    break 'pages;
+                };
+                let len = match self.writeback_prepare(index, wb, &mut buf) {
+                    Ok(Some(len)) => len,
+                    Ok(None) => {
+                        // No longer a candidate.
+                        t.release_block(block);
+                        limit.give_back();
+                        continue;
+                    }
+                    Err(e) => {
+                        t.release_block(block);
+                        limit.give_back();
+                        ret = Err(e);
+                        continue;
+                    }
+                };
+                if let Err(e) = queue.submit(block, &buf[..len], Tag { index, block }) {
+                    self.writeback_cancel(index);
+                    t.release_block(block);
+                    limit.give_back();
+                    ret = Err(e);
+                    break 'pages;
+                }
+            }
+        }
+        while let Some(c) = queue.wait_one() {
+            self.writeback_done(c, limit, &mut ret);
+        }
+        ret
+    }
+
+    /// Copies page `index` into `buf` for its writeback and marks it `UNDER_WB`, if it is still a
+    /// candidate; returns the length to write (a page, or the compressed size with
+    /// `writeback_compressed`), or `None` if it is no longer a candidate.
+    fn writeback_prepare(
+        &self,
+        index: usize,
+        wb: &Writeback<'_>,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>> {
+        let mut g = self.table.slots.lock(index).ok_or(EIO)?;
+        let st = State::of(&g);
+        if !g.has_object() || !wb.eligible(st) {
+            return Ok(None);
+        }
+        let size = st.size();
+        if self.wb_compressed || size == PAGE_SIZE {
+            buf.get_mut(..size)
+                .ok_or(EIO)?
+                .copy_from_slice(&g.map_read(size)?);
+        } else {
+            let n = self.streams.with(|c: &mut Comp| {
+                let obj = g.map_read(size)?;
+                c.stream(st.prio())?.decompress(&obj, buf)
+            })?;
+            if n != PAGE_SIZE {
+                return Err(EIO);
+            }
+        }
+        st.under_wb().set(&mut g);
+        Ok(Some(if self.wb_compressed { size } else { PAGE_SIZE }))
+    }
+
+    /// Clears the `UNDER_WB` mark of a page whose write was not submitted.
+    fn writeback_cancel(&self, index: usize) {
+        if let Some(mut g) = self.table.slots.lock(index) {
+            let st = State::of(&g);
+            if st.is_under_wb() {
+                st.without_wb().set(&mut g);
+            }
+        }
+    }
+
+    /// Handles a completed write: commits the block to the page if the page is unchanged, and
+    /// releases it otherwise; a failed write keeps the page in memory and sets `ret`.
+    fn writeback_done(&self, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result) {
+        let t = &*self.table;
+        let Tag { index, block } = c.tag;
+        if let Err(e) = c.result {
+            self.writeback_cancel(index);
+            t.release_block(block);
+            // A failed write does not count against the limit, as in zram.
+            limit.give_back();
+            *ret = Err(e);
+            return;
+        }
+        t.stats.bd_writes.inc();
+        let Some(mut g) = t.slots.lock(index) else {
+            t.release_block(block);
+            return;
+        };
+        let st = State::of(&g);
+        if !st.is_under_wb() || st.is_pending() || !g.has_object() {
+            // Written, freed or recompressed since (which cleared the mark), or freed by swap
+            // (its deferred free empties the slot): the block holds nothing of it.
+            if st.is_under_wb() {
+                st.without_wb().set(&mut g);
+            }
+            drop(g);
+            t.release_block(block);
+            return;
+        }
+        let size = st.size();
+        let (stored, prio) = if self.wb_compressed && size < PAGE_SIZE {
+            (size, st.prio())
+        } else {
+            (PAGE_SIZE, 0)
+        };
+        // The block index fits in a word: the backing device's size in pages does.
+        let old = match g.replace(Contents::Word(block as usize)) {
+            Ok(old) => old,
+            Err(e) => {
+                // Not reached: a word is always accepted.
+                drop(g);
+                t.release_block(block);
+                *ret = Err(e);
+                return;
+            }
+        };
+        // The access time stays: the page can be marked idle by age after it comes back.
+        State::written_back(stored, prio).set(&mut g);
+        t.stats.compr_data_size.sub(size as u64);
+        if st.is_huge() {
+            t.stats.huge_pages.dec();
+        }
+        // Freed under the slot lock, as a write frees the old contents.
+        drop(old);
+    }
+
+    /// Reads written-back page `index`, in block `block`, into `dst` (a page), and decompresses
+    /// it if it was written compressed. Returns `false` if the slot no longer holds that block
+    /// once the read is done (it was freed or rewritten meanwhile): the caller starts again.
+    pub(crate) fn read_written_back(
+        &self,
+        index: usize,
+        block: u64,
+        dst: &mut [u8],
+    ) -> Result<bool> {
+        let t = &*self.table;
+        let file = self.backing.as_ref().ok_or(EIO)?;
+        t.stats.bd_reads.inc();
+        file.read_page(block, dst)?;
+        let st = {
+            let g = t.slots.lock(index).ok_or(EIO)?;
+            let st = State::of(&g);
+            if !st.is_wb() || g.word() != Some(block as usize) {
+                return Ok(false);
+            }
+            st
+        };
+        let size = st.size();
+        if size == PAGE_SIZE {
+            return Ok(true);
+        }
+        // Written compressed: decompress from a copy.
+        let mut src = KVec::with_capacity(size, GFP_NOIO)?;
+        src.extend_from_slice(dst.get(..size).ok_or(EIO)?, GFP_NOIO)?;
+        let n = self
+            .streams
+            .with(|c: &mut Comp| c.stream(st.prio())?.decompress(&src, dst))?;
+        if n == PAGE_SIZE {
+            Ok(true)
+        } else {
+            Err(EIO)
+        }
+    }
+}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Block devices that a driver opens itself: an exclusive open by path, synchronous page reads
+//! and batched asynchronous page writes.
+//!
+//! A stacking driver (zram's backing device is the model) opens another block device by path
+//! with [`BdevFile::open`], as `filp_open()` with `O_RDWR | O_EXCL` does, reads pages from it with
+//! [`BdevFile::read_page`] and writes pages to it through a [`WriteQueue`], which keeps many
+//! writes in flight and hands back each completion with the caller's tag.
+//!
+//! No page of this module is ever reached through a Rust reference: a page a bio is using may be
+//! written by the device at any time, so data moves in and out only by copies, and only while no
+//! bio uses the page.
+//!
+//! C headers: [`include/linux/blkdev.h`](srctree/include/linux/blkdev.h),
+//! [`include/linux/bio.h`](srctree/include/linux/bio.h)
+
+use crate::{
+    alloc::Flags,
+    bindings, c_str,
+    error::{code::*, from_err_ptr, Error, Result},
+    page::{Page, PAGE_SHIFT, PAGE_SIZE},
+    prelude::*,
+    str::CStr,
+    sync::Arc,
+    types::{ARef, AlwaysRefCounted, Opaque},
+};
+use core::{
+    ffi::c_int,
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicI32, Ordering},
+};
+
+/// Sectors (512 bytes) per page.
+const SECTORS_PER_PAGE: u64 = (PAGE_SIZE / 512) as u64;
+
+/// A block device opened for reading and writing, exclusively, by path.
+///
+/// Always reached through an [`ARef`]: each reference holds the file, and the device is closed
+/// (and its exclusive claim released) when the last one goes, which may be in interrupt context
+/// (the last reference of a [`WriteQueue`] goes with its last completion): `fput()` defers the
+/// close to process context itself.
+///
+/// # Invariants
+///
+/// The `struct file` is a block device opened with `O_RDWR | O_LARGEFILE | O_EXCL`, whose
+/// reference count is not zero while a reference to this object exists.
+#[repr(transparent)]
+pub struct BdevFile(Opaque<bindings::file>);
+
+// SAFETY: the file is reference counted; its block device may be used from any thread.
+unsafe impl Send for BdevFile {}
+// SAFETY: every method takes `&self` and the C functions they call synchronise themselves.
+unsafe impl Sync for BdevFile {}
+
+// SAFETY: `get_file()` and `fput()` keep the file alive while its count is not zero.
+unsafe impl AlwaysRefCounted for BdevFile {
+    fn inc_ref(&self) {
+        // SAFETY: the file is alive (type invariant), so its count is not zero.
+        unsafe { bindings::get_file(self.0.get()) };
+    }
+
+    unsafe fn dec_ref(obj: NonNull<Self>) {
+        // SAFETY: the caller gives up a reference it holds; `fput()` works in any context.
+        unsafe { bindings::fput(obj.cast().as_ptr()) };
+    }
+}
+
+impl BdevFile {
+    /// Opens the block device at `path` for reading and writing, exclusively, as zram opens its
+    /// backing device: an error of `filp_open()` as it is (`ENOENT`, `EBUSY` if another holder
+    /// has the device, ...), `ENOTBLK` for a file that is not a block device.
+    pub fn open(path: &CStr) -> Result<ARef<Self>> {
+        let flags = bindings::O_RDWR | bindings::O_LARGEFILE | bindings::O_EXCL;
+        // SAFETY: `path` is a NUL-terminated string; `filp_open()` may sleep, as may our caller.
+        let f =
+            from_err_ptr(unsafe { bindings::filp_open(path.as_char_ptr(), flags as c_int, 0) })?;
+        // SAFETY: `filp_open()` returned an open file, whose mapping's host is the inode of its
+        // data: the block device's for a block device.
+        let mode = u32::from(unsafe { (*(*(*f).f_mapping).host).i_mode });
+        if mode & bindings::S_IFMT != bindings::S_IFBLK {
+            // SAFETY: the file is ours and used nowhere else.
+            unsafe { bindings::filp_close(f, ptr::null_mut()) };
+            return Err(ENOTBLK);
+        }
+        // SAFETY: `f` is not null (`from_err_ptr`). INVARIANT: a block device opened with those
+        // flags, whose only reference moves into the `ARef`.
+        Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(f.cast())) })
+    }
+
+    fn as_ptr(&self) -> *mut bindings::file {
+        self.0.get()
+    }
+
+    fn bdev(&self) -> *mut bindings::block_device {
+        // SAFETY: the file is an open block device (type invariant).
+        unsafe { bindings::file_bdev(self.as_ptr()) }
+    }
+
+    /// Returns the size of the device in pages (rounded down), as of now.
+    pub fn nr_pages(&self) -> u64 {
+        // SAFETY: the block device stays valid while its file is open (type invariant).
+        let bytes = unsafe { bindings::bdev_nr_bytes(self.bdev()) };
+        u64::try_from(bytes).unwrap_or(0) >> PAGE_SHIFT
+    }
+
+    /// Writes the path of the opened file into `buf` (as `file_path()`: the path it was opened
+    /// by, resolved) and returns it, without its NUL; `ENAMETOOLONG` if `buf` is too short.
+    pub fn path<'b>(&self, buf: &'b mut [u8]) -> Result<&'b [u8]> {
+        let len = c_int::try_from(buf.len()).map_err(|_| EINVAL)?;
+        // SAFETY: the file is open (type invariant); `buf` is valid for `len` bytes, which
+        // `file_path()` writes from the end, NUL-terminated, returning where the path starts.
+        let p = from_err_ptr(unsafe {
+            bindings::file_path(self.as_ptr(), buf.as_mut_ptr().cast(), len)
+        })?;
+        let start = (p as usize).wrapping_sub(buf.as_ptr() as usize);
+        let tail = buf.get(start..).ok_or(EINVAL)?;
+        let n = tail.iter().position(|&b| b == 0).ok_or(EINVAL)?;
+        Ok(&tail[..n])
+    }
+
+    /// Reads page `index` of the device into `dst` (its first `dst.len()` bytes, at most a page),
+    /// waiting for the read. `EINVAL` for an index beyond the device or a `dst` longer than a
+    /// page, the read's error otherwise. May sleep.
+    ///
+    /// Works from a driver's `submit_bio()` as well: there, a bio submitted to another device is
+    /// only queued until `submit_bio()` returns, so the read is submitted and waited for by a
+    /// worker (`system_unbound_wq`), as zram does.
+    pub fn read_page(&self, index: u64, dst: &mut [u8]) -> Result {
+        if index >= self.nr_pages() || dst.len() > PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        let page = Page::alloc_page(GFP_NOIO)?;
+        let bio = new_page_bio(self, index, &page, bindings::req_op_REQ_OP_READ, GFP_NOIO)?;
+        // SAFETY: `bio` is ours, complete, and not yet submitted.
+        let err = unsafe { submit_and_wait(bio) };
+        // SAFETY: the bio completed and nothing else holds it.
+        unsafe { bindings::bio_put(bio) };
+        if err != 0 {
+            return Err(Error::from_errno(err));
+        }
+        // SAFETY: the read completed, so nothing writes the page, and `dst` is valid for its
+        // length, at most a page.
+        unsafe { page.read_raw(dst.as_mut_ptr(), 0, dst.len()) }
+    }
+}
+
+/// Allocates a bio of one page, `page`, at page `index` of `file`'s device.
+fn new_page_bio(
+    file: &BdevFile,
+    index: u64,
+    page: &Page,
+    op: bindings::blk_opf_t,
+    flags: Flags,
+) -> Result<*mut bindings::bio> {
+    let sector = index.checked_mul(SECTORS_PER_PAGE).ok_or(EINVAL)?;
+    // SAFETY: the device is open (type invariant of `BdevFile`); `fs_bio_set` is the kernel's
+    // bio set for file systems and stacking drivers, initialised at boot.
+    let bio = unsafe {
+        bindings::bio_alloc_bioset(
+            file.bdev(),
+            1,
+            op,
+            flags.as_raw(),
+            ptr::addr_of_mut!(bindings::fs_bio_set),
+        )
+    };
+    if bio.is_null() {
+        return Err(ENOMEM);
+    }
+    // SAFETY: `bio` is a new bio with room for one vector; the page stays allocated while the
+    // bio uses it (each caller's duty, see the callers).
+    unsafe {
+        (*bio).bi_iter.bi_sector = sector;
+        bindings::__bio_add_page(bio, page.as_ptr(), PAGE_SIZE as u32, 0);
+    }
+    Ok(bio)
+}
+
+/// A bio submitted from a worker, waited for by the thread that queued it.
+#[repr(C)]
+struct SyncBio {
+    work: Opaque<bindings::work_struct>,
+    bio: *mut bindings::bio,
+    err: c_int,
+}
+
+/// Submits the bio of a [`SyncBio`] and waits for it.
+///
+/// # Safety
+///
+/// Called by the workqueue for the work of a live [`SyncBio`], which nothing else touches until
+/// `flush_work()` returns.
+unsafe extern "C" fn sync_bio_work(work: *mut bindings::work_struct) {
+    // SAFETY: `work` is the first field of a `SyncBio` (`repr(C)`), live and ours (see above).
+    let sb = work.cast::<SyncBio>();
+    // SAFETY: as above; the bio is complete and not yet submitted.
+    unsafe { (*sb).err = bindings::submit_bio_wait((*sb).bio) };
+}
+
+/// Submits `bio` and waits for it; returns 0 or a negative errno.
+///
+/// # Safety
+///
+/// `bio` is a complete bio, not yet submitted, whose pages stay allocated until this returns.
+unsafe fn submit_and_wait(bio: *mut bindings::bio) -> c_int {
+    // SAFETY: `current` is always valid.
+    let nested = unsafe { !(*bindings::get_current()).bio_list.is_null() };
+    if !nested {
+        // SAFETY: as the caller promises.
+        return unsafe { bindings::submit_bio_wait(bio) };
+    }
+    // In `submit_bio()`, bios submitted to another device wait until it returns: a worker
+    // submits this one.
+    let mut sb = SyncBio {
+        work: Opaque::uninit(),
+        bio,
+        err: 0,
+    };
+    let p = ptr::addr_of_mut!(sb);
+    // SAFETY: `sb` stays in place until this function returns, after `flush_work()`: the work is
+    // initialised as an on-stack work, queued, waited for and destroyed. The worker is the only
+    // user of `sb` in between.
+    unsafe {
+        let work = Opaque::raw_get(ptr::addr_of!((*p).work));
+        bindings::init_work_with_key(
+            work,
+            Some(sync_bio_work),
+            true,
+            c_str!("bdev::sync_bio").as_char_ptr(),
+            crate::static_lock_class!().as_ptr(),
+        );
+        bindings::queue_work_on(
+            bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int,
+            bindings::system_unbound_wq,
+            work,
+        );
+        bindings::flush_work(work);
+        bindings::destroy_onstack_work(work);
+        (*p).err
+    }
+}
+
+/// A status not yet written by the completion.
+const IN_FLIGHT: i32 = i32::MIN;
+
+/// What a [`WriteQueue`] and its bios in flight share.
+///
+/// # Invariants
+///
+/// `done` is an initialised completion, completed once by each completed write.
+#[pin_data]
+struct Shared {
+    #[pin]
+    done: Opaque<bindings::completion>,
+    /// Holds the device open while bios are in flight, even if the queue is leaked.
+    file: ARef<BdevFile>,
+}
+
+// SAFETY: `complete()` and `wait_for_completion()` synchronise themselves; the file is `Sync`.
+unsafe impl Sync for Shared {}
+// SAFETY: as above.
+unsafe impl Send for Shared {}
+
+/// One write of a [`WriteQueue`]: what its bio's completion writes.
+struct Request {
+    shared: Arc<Shared>,
+    /// `IN_FLIGHT`, then 0 or the negative errno of the write.
+    status: AtomicI32,
+}
+
+/// A [`WriteQueue`]'s page for one write, with its request and the caller's tag.
+///
+/// # Invariants
+///
+/// While `tag` is `Some`, a bio that writes `page` is in flight or completed, with a reference
+/// to `req` as its private data; `page` is not touched until the write is reaped.
+struct Entry<T> {
+    page: Page,
+    req: Arc<Request>,
+    tag: Option<T>,
+}
+
+/// The result of one write of a [`WriteQueue`]: the caller's tag and the write's result.
+pub struct Completed<T> {
+    /// The tag given to [`WriteQueue::submit`].
+    pub tag: T,
+    /// The write's result: `Ok` or the block layer's error.
+    pub result: Result,
+}
+
+/// Asynchronous page writes to a [`BdevFile`].
+///
+/// [`submit`](Self::submit) copies the data into a page of the queue's own and submits its write
+/// without waiting for it; [`wait_one`](Self::wait_one) waits until a write completes and returns
+/// it, with the tag given at submission. The caller bounds the writes in flight
+/// ([`in_flight`](Self::in_flight)); the queue keeps one page per write in flight and reuses it.
+///
+/// Dropping the queue waits for the writes still in flight. A leaked queue leaks its pages: a
+/// completion never touches memory that has been freed, since each bio holds its request, and
+/// each request the device.
+pub struct WriteQueue<T> {
+    shared: Arc<Shared>,
+    entries: KVec<Entry<T>>,
+    in_flight: usize,
+}
+
+impl<T> WriteQueue<T> {
+    /// An empty queue of writes to `file`.
+    pub fn new(file: &BdevFile) -> Result<Self> {
+        let shared = Arc::pin_init(
+            pin_init!(Shared {
+                // SAFETY: `init_completion()` initialises the completion in place.
+                done <- Opaque::ffi_init(|p| unsafe { bindings::init_completion(p) }),
+                file: file.into(),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(WriteQueue {
+            shared,
+            entries: KVec::new(),
+            in_flight: 0,
+        })
+    }
+
+    /// Returns the number of writes submitted and not yet returned by
+    /// [`wait_one`](Self::wait_one).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Writes `data` (at most a page; the rest of the page is zeroes) to page `index` of the
+    /// device, without waiting; `tag` comes back with its completion. `EINVAL` for an index
+    /// beyond the device or data longer than a page, `ENOMEM` if a page cannot be allocated; the
+    /// write is not submitted then. May sleep.
+    pub fn submit(&mut self, index: u64, data: &[u8], tag: T) -> Result {
+        if index >= self.shared.file.nr_pages() || data.len() > PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        let i = match self.entries.iter().position(|e| e.tag.is_none()) {
+            Some(i) => i,
+            None => {
+                let req = Arc::new(
+                    Request {
+                        shared: self.shared.clone(),
+                        status: AtomicI32::new(IN_FLIGHT),
+                    },
+                    GFP_KERNEL,
+                )?;
+                let page = Page::alloc_page(GFP_KERNEL)?;
+                self.entries.push(
+                    Entry {
+                        page,
+                        req,
+                        tag: None,
+                    },
+                    GFP_KERNEL,
+                )?;
+                self.entries.len() - 1
+            }
+        };
+        let e = &mut self.entries[i];
+        // SAFETY: no write uses the page (the entry has no tag, type invariant of `Entry`);
+        // `data` is valid for its length, at most a page.
+        unsafe {
+            e.page.write_raw(data.as_ptr(), 0, data.len())?;
+            e.page.fill_zero_raw(data.len(), PAGE_SIZE - data.len())?;
+        }
+        // A synchronous write, as zram's: somebody waits for it.
+        let op = bindings::req_op_REQ_OP_WRITE | (1 << bindings::req_flag_bits___REQ_SYNC);
+        let bio = new_page_bio(&self.shared.file, index, &e.page, op, GFP_NOIO)?;
+        e.req.status.store(IN_FLIGHT, Ordering::Relaxed);
+        let private = Arc::into_raw(e.req.clone());
+        // SAFETY: `bio` is ours and complete. Its private data is a reference to the request,
+        // which the completion takes back; the page stays allocated and untouched until the
+        // write is reaped (the entry's tag is set below, before anything else can run on it).
+        unsafe {
+            (*bio).bi_private = private.cast_mut().cast();
+            (*bio).bi_end_io = Some(write_end_io);
+            bindings::submit_bio(bio);
+        }
+        // INVARIANT: a bio writing the page is in flight, with a reference to `req`.
+        e.tag = Some(tag);
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Waits until a write completes and returns it; `None` if none is in flight.
+    pub fn wait_one(&mut self) -> Option<Completed<T>> {
+        if self.in_flight == 0 {
+            return None;
+        }
+        // SAFETY: `done` is initialised (type invariant of `Shared`).
+        unsafe { bindings::wait_for_completion(self.shared.done.get()) };
+        // Each completion stores its status, then completes `done` once; each call consumes one
+        // and reaps one write: so there is a write with a status that is not yet reaped.
+        for e in self.entries.iter_mut() {
+            if e.tag.is_none() {
+                continue;
+            }
+            let status = e.req.status.load(Ordering::Acquire);
+            if status == IN_FLIGHT {
+                continue;
+            }
+            let tag = e.tag.take()?;
+            self.in_flight -= 1;
+            let result = if status == 0 {
+                Ok(())
+            } else {
+                Err(Error::from_errno(status))
+            };
+            return Some(Completed { tag, result });
+        }
+        None
+    }
+}
+
+impl<T> Drop for WriteQueue<T> {
+    fn drop(&mut self) {
+        // The pages go with the entries: no bio may use them any more.
+        while self.wait_one().is_some() {}
+    }
+}
+
+/// The completion of a [`WriteQueue`]'s write.
+///
+/// # Safety
+///
+/// Called once by the block layer for a bio of [`WriteQueue::submit`], whose private data is a
+/// reference to its request.
+unsafe extern "C" fn write_end_io(bio: *mut bindings::bio) {
+    // SAFETY: the private data is a reference to the request, given up to us (see above).
+    let req = unsafe { Arc::from_raw((*bio).bi_private.cast::<Request>()) };
+    // SAFETY: the bio is complete.
+    let err = unsafe { bindings::blk_status_to_errno((*bio).bi_status) };
+    // SAFETY: the bio is ours to release; its page belongs to the queue's entry.
+    unsafe { bindings::bio_put(bio) };
+    // The queue may reap the write as soon as the status is stored; `req` keeps the shared state
+    // alive until `complete()` returns.
+    req.status.store(err, Ordering::Release);
+    // SAFETY: `done` is initialised (type invariant of `Shared`); `complete()` works in any
+    // context.
+    unsafe { bindings::complete(req.shared.done.get()) };
+}
