@@ -24,7 +24,7 @@ GUEST_PKGS_ALL="zram-tools"
 # Packages in the dependency closure that provide nothing the image runs.
 SKIP_RE='^(python3|libpython3|perl|libperl|debconf|init-system-helpers|dpkg|tzdata|media-types|readline-common|netbase|base-files|debianutils|sensible-utils)'
 # Programs copied into the image: name -> looked up in the unpacked packages.
-PROGS="bash mkswap swapon swapoff zramctl blkdiscard mke2fs e2fsck fio
+PROGS="bash mkswap swapon swapoff zramctl blkdiscard losetup fallocate mke2fs e2fsck fio
 sha256sum md5sum dd stat sync timeout nproc kmod bc zramswap"
 
 gdir=$BUILD/guest/$arch

@@ -84,6 +84,15 @@ if [ -f "$kdir/modules.cpio.gz" ]; then
 	initrd=$kdir/initrd-with-modules.cpio.gz
 fi
 common=(-nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd")
+# arm64 guests get an empty scratch disk, /dev/vda (virtio-mmio): a real disk
+# for the file system of the writeback hybrid test. Sparse, new for each boot.
+scratch=
+if [ "$arch" = arm64 ]; then
+	scratch=$BUILD/logs/$arch-$label.scratch.img
+	rm -f "$scratch"
+	truncate -s 2G "$scratch"
+	common+=(-drive "file=$scratch,if=none,format=raw,id=scratch" -device virtio-blk-device,drive=scratch)
+fi
 
 # KVM only where a probe boot proved it works: on these machines /dev/kvm
 # exists but nested guests hang or crash, so TCG is the default.
@@ -116,6 +125,7 @@ fi
 rc=$?
 set -e
 elapsed=$(($(date +%s) - start))
+[ -z "$scratch" ] || rm -f "$scratch"
 if [ $rc = 124 ] || [ $rc = 137 ]; then
 	echo "qemu: TIMEOUT after ${timeout}s booting $arch; last console lines:" >&2
 	tail -n 40 "$log" | sed 's/^/  | /' >&2

@@ -11,10 +11,10 @@
 
 # Per architecture: arm64 has the C zram next to rzram (the ABI test compares
 # them); x86_64 has rzram alone in compat mode (zramctl drives it unchanged).
-COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress
+COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress,rzram_writeback
 # arm64 also swaps on the C zram, whose slot frees go through the series'
 # deferred free.
-GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure}
+GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure,rzram_hybrid}
 GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module}
 R=$BUILD/results.txt
 mkdir -p "$BUILD/logs"

@@ -27,6 +27,8 @@ static const char *name(int e)
 	case EACCES: return "EACCES";
 	case EPERM: return "EPERM";
 	case ENOENT: return "ENOENT";
+	case ENOTBLK: return "ENOTBLK";
+	case EAGAIN: return "EAGAIN";
 	default: return "E?";
 	}
 }
