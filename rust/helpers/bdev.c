@@ -2,6 +2,7 @@
 
 #include <linux/blkdev.h>
 #include <linux/fs.h>
+#include <linux/kernel.h>
 #include <linux/workqueue.h>
 
 struct file *rust_helper_get_file(struct file *f)
@@ -21,4 +22,10 @@ loff_t rust_helper_bdev_nr_bytes(struct block_device *bdev)
 void rust_helper_destroy_onstack_work(struct work_struct *work)
 {
 	destroy_work_on_stack(work);
+}
+
+/* might_sleep() is a macro. */
+void rust_helper_might_sleep_here(void)
+{
+	might_sleep();
 }

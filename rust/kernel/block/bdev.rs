@@ -12,6 +12,13 @@
 //! written by the device at any time, so data moves in and out only by copies, and only while no
 //! bio uses the page.
 //!
+//! # Context
+//!
+//! Everything here may sleep: call it from process context, never under a spinlock or in an RCU
+//! read-side section (each function starts with `might_sleep()`, so a wrong context is reported
+//! at once). A completed write is on the device, not necessarily durable: no flush or FUA is
+//! sent.
+//!
 //! C headers: [`include/linux/blkdev.h`](srctree/include/linux/blkdev.h),
 //! [`include/linux/bio.h`](srctree/include/linux/bio.h)
 
@@ -67,23 +74,37 @@ unsafe impl AlwaysRefCounted for BdevFile {
 }
 
 impl BdevFile {
-    /// Opens the block device at `path` for reading and writing, exclusively, as zram opens its
-    /// backing device: an error of `filp_open()` as it is (`ENOENT`, `EBUSY` if another holder
-    /// has the device, ...), `ENOTBLK` for a file that is not a block device.
+    /// Opens the block device at `path` for reading and writing, exclusively (`O_EXCL`: the file
+    /// is the holder), as `filp_open()` with `O_RDWR | O_LARGEFILE | O_EXCL`: an error of
+    /// `filp_open()` as it is (`ENOENT`, `EBUSY` if another holder has the device, ...),
+    /// `ENOTBLK` for a file that is not a block device. As with `filp_open()`, another kind of
+    /// file is opened before it is refused (and closed).
+    ///
+    /// The device is closed, and the claim released, when the last reference goes, by `fput()`:
+    /// on return to user space, or by a worker for a kernel thread or in interrupt context. An
+    /// exclusive open right after may still find the device held.
     pub fn open(path: &CStr) -> Result<ARef<Self>> {
+        might_sleep();
         let flags = bindings::O_RDWR | bindings::O_LARGEFILE | bindings::O_EXCL;
         // SAFETY: `path` is a NUL-terminated string; `filp_open()` may sleep, as may our caller.
         let f =
             from_err_ptr(unsafe { bindings::filp_open(path.as_char_ptr(), flags as c_int, 0) })?;
-        // SAFETY: `filp_open()` returned an open file, whose mapping's host is the inode of its
-        // data: the block device's for a block device.
-        let mode = u32::from(unsafe { (*(*(*f).f_mapping).host).i_mode });
-        if mode & bindings::S_IFMT != bindings::S_IFBLK {
+        // SAFETY: `filp_open()` returned an open file (never null), whose mapping's host is the
+        // inode of its data: for a block device opened through its special file, the block
+        // device's own inode, on the block devices' superblock, which `file_bdev()` requires.
+        let (mode, bdev_sb) = unsafe {
+            let host = (*(*f).f_mapping).host;
+            (
+                u32::from((*host).i_mode),
+                (*host).i_sb == bindings::blockdev_superblock,
+            )
+        };
+        if mode & bindings::S_IFMT != bindings::S_IFBLK || !bdev_sb {
             // SAFETY: the file is ours and used nowhere else.
             unsafe { bindings::filp_close(f, ptr::null_mut()) };
             return Err(ENOTBLK);
         }
-        // SAFETY: `f` is not null (`from_err_ptr`). INVARIANT: a block device opened with those
+        // SAFETY: `filp_open()` never returns null. INVARIANT: a block device opened with those
         // flags, whose only reference moves into the `ARef`.
         Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(f.cast())) })
     }
@@ -97,7 +118,7 @@ impl BdevFile {
         unsafe { bindings::file_bdev(self.as_ptr()) }
     }
 
-    /// Returns the size of the device in pages (rounded down), as of now.
+    /// Returns the size of the device in pages of `PAGE_SIZE` (rounded down), as of now.
     pub fn nr_pages(&self) -> u64 {
         // SAFETY: the block device stays valid while its file is open (type invariant).
         let bytes = unsafe { bindings::bdev_nr_bytes(self.bdev()) };
@@ -105,7 +126,8 @@ impl BdevFile {
     }
 
     /// Writes the path of the opened file into `buf` (as `file_path()`: the path it was opened
-    /// by, resolved) and returns it, without its NUL; `ENAMETOOLONG` if `buf` is too short.
+    /// by, resolved against the caller's root, with " (deleted)" if it was removed since) and
+    /// returns it, without its NUL; `ENAMETOOLONG` if `buf` is too short.
     pub fn path<'b>(&self, buf: &'b mut [u8]) -> Result<&'b [u8]> {
         let len = c_int::try_from(buf.len()).map_err(|_| EINVAL)?;
         // SAFETY: the file is open (type invariant); `buf` is valid for `len` bytes, which
@@ -121,23 +143,47 @@ impl BdevFile {
 
     /// Reads page `index` of the device into `dst` (its first `dst.len()` bytes, at most a page),
     /// waiting for the read. `EINVAL` for an index beyond the device or a `dst` longer than a
-    /// page, the read's error otherwise. May sleep.
+    /// page, the read's error otherwise.
     ///
     /// Works from a driver's `submit_bio()` as well: there, a bio submitted to another device is
     /// only queued until `submit_bio()` returns, so the read is submitted and waited for by a
-    /// worker (`system_unbound_wq`), as zram does.
+    /// worker of `system_unbound_wq`. That workqueue has no rescuer: under memory pressure the
+    /// read waits for a worker to be created (zram's reads of its backing device do the same).
     pub fn read_page(&self, index: u64, dst: &mut [u8]) -> Result {
+        might_sleep();
         if index >= self.nr_pages() || dst.len() > PAGE_SIZE {
             return Err(EINVAL);
         }
+        let sector = index.checked_mul(SECTORS_PER_PAGE).ok_or(EINVAL)?;
         let page = Page::alloc_page(GFP_NOIO)?;
-        let bio = new_page_bio(self, index, &page, bindings::req_op_REQ_OP_READ, GFP_NOIO)?;
-        // SAFETY: `bio` is ours, complete, and not yet submitted.
-        let err = unsafe { submit_and_wait(bio) };
-        // SAFETY: the bio completed and nothing else holds it.
-        unsafe { bindings::bio_put(bio) };
-        if err != 0 {
-            return Err(Error::from_errno(err));
+        // The bio is on the stack, as its vector: nothing is allocated from a bio set that the
+        // bio being served (when called from `submit_bio()`) may hold.
+        let mut sb = SyncBio {
+            work: Opaque::uninit(),
+            bio: Opaque::uninit(),
+            bvec: Opaque::uninit(),
+            err: 0,
+        };
+        let p = ptr::addr_of_mut!(sb);
+        // SAFETY: `sb` stays in place until this function returns; the bio is initialised with
+        // its one vector, used by `submit_and_wait()` alone, and uninitialised after it
+        // completed. The page stays allocated until then. The device is open (type invariant).
+        unsafe {
+            let bio = Opaque::raw_get(ptr::addr_of!((*p).bio));
+            bindings::bio_init(
+                bio,
+                self.bdev(),
+                Opaque::raw_get(ptr::addr_of!((*p).bvec)),
+                1,
+                bindings::req_op_REQ_OP_READ,
+            );
+            (*bio).bi_iter.bi_sector = sector;
+            bindings::__bio_add_page(bio, page.as_ptr(), PAGE_SIZE as u32, 0);
+            submit_and_wait(p);
+            bindings::bio_uninit(bio);
+        }
+        if sb.err != 0 {
+            return Err(Error::from_errno(sb.err));
         }
         // SAFETY: the read completed, so nothing writes the page, and `dst` is valid for its
         // length, at most a page.
@@ -145,8 +191,25 @@ impl BdevFile {
     }
 }
 
+/// Reports a call in atomic context, as the C functions that may sleep do.
+fn might_sleep() {
+    // SAFETY: always safe to call.
+    unsafe { bindings::might_sleep_here() };
+}
+
+/// Whether the current task is in a `submit_bio()`: bios it submits are queued until it returns.
+fn in_submit_bio() -> bool {
+    // SAFETY: `current` is always valid, and only its own task changes its `bio_list`.
+    unsafe { !(*bindings::get_current()).bio_list.is_null() }
+}
+
 /// Allocates a bio of one page, `page`, at page `index` of `file`'s device.
-fn new_page_bio(
+///
+/// # Safety
+///
+/// `page` stays allocated, and is neither read nor written by the CPU if `op` reads into it,
+/// until the bio completes.
+unsafe fn new_page_bio(
     file: &BdevFile,
     index: u64,
     page: &Page,
@@ -169,7 +232,7 @@ fn new_page_bio(
         return Err(ENOMEM);
     }
     // SAFETY: `bio` is a new bio with room for one vector; the page stays allocated while the
-    // bio uses it (each caller's duty, see the callers).
+    // bio uses it (the caller's promise).
     unsafe {
         (*bio).bi_iter.bi_sector = sector;
         bindings::__bio_add_page(bio, page.as_ptr(), PAGE_SIZE as u32, 0);
@@ -177,11 +240,13 @@ fn new_page_bio(
     Ok(bio)
 }
 
-/// A bio submitted from a worker, waited for by the thread that queued it.
+/// A bio on the stack, submitted and waited for by the task, or by a worker when the task is in a
+/// `submit_bio()`.
 #[repr(C)]
 struct SyncBio {
     work: Opaque<bindings::work_struct>,
-    bio: *mut bindings::bio,
+    bio: Opaque<bindings::bio>,
+    bvec: Opaque<bindings::bio_vec>,
     err: c_int,
 }
 
@@ -195,34 +260,27 @@ unsafe extern "C" fn sync_bio_work(work: *mut bindings::work_struct) {
     // SAFETY: `work` is the first field of a `SyncBio` (`repr(C)`), live and ours (see above).
     let sb = work.cast::<SyncBio>();
     // SAFETY: as above; the bio is complete and not yet submitted.
-    unsafe { (*sb).err = bindings::submit_bio_wait((*sb).bio) };
+    unsafe { (*sb).err = bindings::submit_bio_wait(Opaque::raw_get(ptr::addr_of!((*sb).bio))) };
 }
 
-/// Submits `bio` and waits for it; returns 0 or a negative errno.
+/// Submits the bio of `sb` and waits for it; its `err` is then 0 or a negative errno.
 ///
 /// # Safety
 ///
-/// `bio` is a complete bio, not yet submitted, whose pages stay allocated until this returns.
-unsafe fn submit_and_wait(bio: *mut bindings::bio) -> c_int {
-    // SAFETY: `current` is always valid.
-    let nested = unsafe { !(*bindings::get_current()).bio_list.is_null() };
-    if !nested {
+/// `sb` is valid and stays in place until this returns; its bio is complete, not yet submitted,
+/// and its pages stay allocated until this returns.
+unsafe fn submit_and_wait(sb: *mut SyncBio) {
+    if !in_submit_bio() {
         // SAFETY: as the caller promises.
-        return unsafe { bindings::submit_bio_wait(bio) };
+        unsafe { (*sb).err = bindings::submit_bio_wait(Opaque::raw_get(ptr::addr_of!((*sb).bio))) };
+        return;
     }
-    // In `submit_bio()`, bios submitted to another device wait until it returns: a worker
-    // submits this one.
-    let mut sb = SyncBio {
-        work: Opaque::uninit(),
-        bio,
-        err: 0,
-    };
-    let p = ptr::addr_of_mut!(sb);
-    // SAFETY: `sb` stays in place until this function returns, after `flush_work()`: the work is
-    // initialised as an on-stack work, queued, waited for and destroyed. The worker is the only
-    // user of `sb` in between.
+    // SAFETY: `sb` stays in place until this function returns, after `flush_work()`, which
+    // waits for the work (workqueues are online once user space runs, before any block device
+    // can be opened by path): the work is initialised as an on-stack work, queued, waited for
+    // and destroyed. The worker is the only user of `sb` in between.
     unsafe {
-        let work = Opaque::raw_get(ptr::addr_of!((*p).work));
+        let work = Opaque::raw_get(ptr::addr_of!((*sb).work));
         bindings::init_work_with_key(
             work,
             Some(sync_bio_work),
@@ -237,7 +295,6 @@ unsafe fn submit_and_wait(bio: *mut bindings::bio) -> c_int {
         );
         bindings::flush_work(work);
         bindings::destroy_onstack_work(work);
-        (*p).err
     }
 }
 
@@ -299,6 +356,17 @@ pub struct Completed<T> {
 /// Dropping the queue waits for the writes still in flight. A leaked queue leaks its pages: a
 /// completion never touches memory that has been freed, since each bio holds its request, and
 /// each request the device.
+///
+/// Not for use in a driver's `submit_bio()`: a bio submitted there waits until it returns, so
+/// [`submit`](Self::submit) fails with `EAGAIN` there.
+///
+/// # Invariants
+///
+/// - `in_flight` is the number of entries with a tag; each has a bio writing its page, in flight
+///   or completed, that holds a reference to the entry's request (type invariant of `Entry`).
+/// - Writes reaped by [`wait_one`](Self::wait_one) ≤ completions of `shared.done` consumed ≤
+///   writes whose status is stored: each completion stores its status before it completes
+///   `done`, once.
 pub struct WriteQueue<T> {
     shared: Arc<Shared>,
     entries: KVec<Entry<T>>,
@@ -331,9 +399,13 @@ impl<T> WriteQueue<T> {
 
     /// Writes `data` (at most a page; the rest of the page is zeroes) to page `index` of the
     /// device, without waiting; `tag` comes back with its completion. `EINVAL` for an index
-    /// beyond the device or data longer than a page, `ENOMEM` if a page cannot be allocated; the
-    /// write is not submitted then. May sleep.
+    /// beyond the device or data longer than a page, `ENOMEM` if a page cannot be allocated,
+    /// `EAGAIN` in a `submit_bio()` (see above); the write is not submitted then.
     pub fn submit(&mut self, index: u64, data: &[u8], tag: T) -> Result {
+        might_sleep();
+        if in_submit_bio() {
+            return Err(EAGAIN);
+        }
         if index >= self.shared.file.nr_pages() || data.len() > PAGE_SIZE {
             return Err(EINVAL);
         }
@@ -368,7 +440,9 @@ impl<T> WriteQueue<T> {
         }
         // A synchronous write, as zram's: somebody waits for it.
         let op = bindings::req_op_REQ_OP_WRITE | (1 << bindings::req_flag_bits___REQ_SYNC);
-        let bio = new_page_bio(&self.shared.file, index, &e.page, op, GFP_NOIO)?;
+        // SAFETY: the page belongs to the entry, which keeps it, untouched, until the write is
+        // reaped (type invariant of `Entry`, set below).
+        let bio = unsafe { new_page_bio(&self.shared.file, index, &e.page, op, GFP_NOIO)? };
         e.req.status.store(IN_FLIGHT, Ordering::Relaxed);
         let private = Arc::into_raw(e.req.clone());
         // SAFETY: `bio` is ours and complete. Its private data is a reference to the request,
@@ -379,21 +453,24 @@ impl<T> WriteQueue<T> {
             (*bio).bi_end_io = Some(write_end_io);
             bindings::submit_bio(bio);
         }
-        // INVARIANT: a bio writing the page is in flight, with a reference to `req`.
+        // INVARIANT: a bio writing the page is in flight, with a reference to `req`; it is counted
+        // in `in_flight`.
         e.tag = Some(tag);
         self.in_flight += 1;
         Ok(())
     }
 
     /// Waits until a write completes and returns it; `None` if none is in flight.
+    #[must_use]
     pub fn wait_one(&mut self) -> Option<Completed<T>> {
+        might_sleep();
         if self.in_flight == 0 {
             return None;
         }
         // SAFETY: `done` is initialised (type invariant of `Shared`).
-        unsafe { bindings::wait_for_completion(self.shared.done.get()) };
-        // Each completion stores its status, then completes `done` once; each call consumes one
-        // and reaps one write: so there is a write with a status that is not yet reaped.
+        unsafe { bindings::wait_for_completion_io(self.shared.done.get()) };
+        // One more completion consumed than writes reaped (type invariant): a write has stored
+        // its status and is not yet reaped, so its entry still has its tag.
         for e in self.entries.iter_mut() {
             if e.tag.is_none() {
                 continue;
@@ -403,6 +480,8 @@ impl<T> WriteQueue<T> {
                 continue;
             }
             let tag = e.tag.take()?;
+            // INVARIANT: the write is reaped, its entry has no tag, and one completion was
+            // consumed for it.
             self.in_flight -= 1;
             let result = if status == 0 {
                 Ok(())
@@ -417,8 +496,11 @@ impl<T> WriteQueue<T> {
 
 impl<T> Drop for WriteQueue<T> {
     fn drop(&mut self) {
-        // The pages go with the entries: no bio may use them any more.
-        while self.wait_one().is_some() {}
+        // The pages go with the entries: no bio may use them any more. `wait_one()` reaps one
+        // write per call while any is in flight (type invariant).
+        while self.in_flight > 0 {
+            let _ = self.wait_one();
+        }
     }
 }
 
