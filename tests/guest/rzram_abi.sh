@@ -47,6 +47,24 @@ run() {
 	step w $d/algorithm_params "algo=nosuch"
 	step w $d/algorithm_params "level"
 	step w $d/algorithm_params "level="
+	# Writeback, uninitialised: no backing device yet.
+	show $d/backing_dev
+	show $d/bd_stat
+	step w $d/backing_dev "/nonexistent"
+	: >/tmp/abi.regular
+	step w $d/backing_dev "/tmp/abi.regular"
+	show $d/backing_dev
+	step w $d/writeback "idle"
+	step w $d/writeback "junk"
+	step w $d/writeback_limit "abc"
+	step w $d/writeback_limit "-1"
+	step w $d/writeback_limit "100"
+	show $d/writeback_limit
+	step w $d/writeback_limit_enable "x"
+	step w $d/writeback_limit_enable "2"
+	show $d/writeback_limit_enable
+	step w $d/writeback_limit_enable "0"
+	show $d/writeback_limit_enable
 	step w $d/reset "0"
 	step w $d/reset "x"
 	step w $d/reset "70000"
@@ -68,6 +86,17 @@ run() {
 	step w $d/mem_used_max "0"
 	step w $d/compact "1"
 	step w $d/max_comp_streams "4"
+	# Writeback, initialised, without a backing device.
+	step w $d/backing_dev "/nonexistent"
+	step w $d/writeback "idle"
+	step w $d/writeback "huge_idle\n"
+	step w $d/writeback "page_index=0"
+	step w $d/writeback "page_index=99999999"
+	step w $d/writeback "page_index=abc"
+	step w $d/writeback "page_index"
+	step w $d/writeback "nonsense"
+	show $d/bd_stat
+	show $d/writeback_limit
 	# idle: all, an age in seconds (base 0, as kstrtoull), junk.
 	step w $d/idle "all"
 	step w $d/idle "all\n"
@@ -148,6 +177,9 @@ for f in $fams; do
 		"recompress 'threshold=99999' => EINVAL" "recompress 'algo=nosuch' => EINVAL" \
 		"idle 'all' => EINVAL" "idle 'abc' => EINVAL" "idle '-1' => EINVAL" "idle '9999999999 => EINVAL" \
 		"mem_limit 'abc' => EINVAL" "mem_used_max '1' => EINVAL" \
+		"backing_dev '/nonexistent' => ENOENT" "backing_dev '/tmp/abi.regular' => ENOTBLK" \
+		"writeback 'idle' => EINVAL" "writeback_limit 'abc' => EINVAL" \
+		"writeback 'page_index=99999999' => EINVAL" "writeback 'nonsense' => EINVAL" \
 		"hot_remove 'abc' => EINVAL" "hot_remove '-1' => EINVAL" \
 		"hot_remove '99999' => ENODEV" || { echo "$f: wrong errno"; bad=1; }
 	grep -q "^hot_add gave a number: yes" /tmp/abi.$f.n || { echo "$f: hot_add"; bad=1; }
