@@ -76,10 +76,10 @@ init() {
 common() {
 	local loop small c0 w r n cap
 	loop=$(new_loop 16)
-	# zram never uses block 0 of the backing device (its handle 0 means
-	# none); rzram uses them all.
+	# The C zram never uses block 0 of the backing device (its handle 0
+	# means none); rzram (the device with slot_bytes) uses them all.
 	cap=1024
-	[ "$F" = zram ] && cap=1023
+	[ -f "$d/slot_bytes" ] || cap=1023
 	[ "$(cat "$d/initstate")" = 0 ] || echo 1 >"$d/reset"
 	[ "$(cat "$d/backing_dev")" = none ] || fail "$F: backing_dev not none after reset"
 	err backing_dev /nonexistent ENOENT
