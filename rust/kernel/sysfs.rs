@@ -78,14 +78,20 @@ impl<'a> SysfsBuf<'a> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Appends `bytes` as they are (a path need not be UTF-8), truncated to the room left, as
+    /// text written through [`fmt::Write`] is.
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        let room = self.buf.len() - self.len;
+        let n = bytes.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+    }
 }
 
 impl fmt::Write for SysfsBuf<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        let room = self.buf.len() - self.len;
-        let n = s.len().min(room);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
-        self.len += n;
+        self.write_bytes(s.as_bytes());
         Ok(())
     }
 }

@@ -173,16 +173,17 @@ common() {
 	blkdiscard -f "$blk" || fail "$F: discard all"
 	[ "$(bd 1)" = 0 ] || fail "$F: blocks leaked by writes racing writeback: bd_stat $(cat "$d/bd_stat")"
 
-	# A reset racing a writeback, then a smaller device on the same backing
-	# device: the old scan never reaches the new slots.
+	# A reset racing a writeback (it waits for the writeback, as zram's),
+	# then a smaller device on the same backing device: the old scan never
+	# reaches the new slots.
 	dd if=/tmp/data of="$blk" bs=1M oflag=direct 2>/dev/null
 	echo all >"$d/idle"
 	echo idle >"$d/writeback" &
 	w=$!
+	sleep 0.1
 	echo 1 >"$d/reset" || fail "$F: reset during writeback"
+	echo "$loop" >"$d/backing_dev" || fail "$F: backing_dev right after the racing reset"
 	wait $w
-	# The writeback holds the old backing device until it returns.
-	echo "$loop" >"$d/backing_dev" || fail "$F: backing_dev after the racing reset"
 	echo 4M >"$d/disksize"
 	dd if=/tmp/data of="$blk" bs=1M count=4 oflag=direct 2>/dev/null
 	echo all >"$d/idle"
@@ -245,10 +246,17 @@ newer() {
 		[ "$(bd 1)" = 476 ] || fail "wc=$c: page_indexes with type=huge: bd_stat $(cat "$d/bd_stat")"
 		err writeback "page_index=0 page_index=1 page_indexes=2-9" ok
 		[ "$(bd 1)" = 486 ] || fail "wc=$c: page_index list: bd_stat $(cat "$d/bd_stat")"
+		# A page named twice is written back once, while it is rewritten.
+		dd if=/tmp/data of="$blk" bs=1M count=1 oflag=direct 2>/dev/null &
+		err writeback "page_index=20 page_index=20 page_indexes=20-21 page_indexes=21-21" ok
+		wait
+		[ "$(bd 1)" -le 488 ] || fail "wc=$c: repeated pages: bd_stat $(cat "$d/bd_stat")"
+		[ "$(sum)" = "$want" ] || fail "wc=$c: data wrong after repeated pages"
 		echo 32 >"$d/writeback_batch_size"
 		echo all >"$d/idle"
 		err writeback type=idle ok
-		[ "$(bd 1)" = 2048 ] || fail "wc=$c: type=idle: bd_stat $(cat "$d/bd_stat")"
+		n=$(bd 1)
+		[ "$n" = 2048 ] || fail "wc=$c: type=idle: bd_stat $(cat "$d/bd_stat")"
 		[ "$(sum)" = "$want" ] || fail "wc=$c: data wrong"
 		echo "rzram: writeback_compressed=$c: bd_stat $(cat "$d/bd_stat")"
 		echo 1 >"$d/reset"

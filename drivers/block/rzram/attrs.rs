@@ -137,11 +137,12 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     if args.threshold >= m.table.pool.huge_class_size() as u64 {
         return Err(EINVAL);
     }
-    if rz.post_processing.swap(true, Ordering::Acquire) {
+    let Some(_pp) = rz.post_processing() else {
         return Err(EAGAIN);
-    }
+    };
     let r = recompress_with(&m, &args);
-    rz.post_processing.store(false, Ordering::Release);
+    // As for `writeback`.
+    drop(m);
     r
 }
 
@@ -344,8 +345,9 @@ fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
         return emit(buf, format_args!("none\n"));
     };
     let mut path = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
-    let p = file.path(&mut path)?;
-    emit(buf, format_args!("{}\n", kernel::str::BStr::from_bytes(p)))
+    // The bytes as they are, as zram shows them.
+    buf.write_bytes(file.path(&mut path)?);
+    emit(buf, format_args!("\n"))
 }
 
 /// `backing_dev`: opens the block device at the path written (up to a NUL, without a trailing
@@ -392,9 +394,9 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     if ranges.is_empty() {
         ranges.push(0..pages, GFP_KERNEL)?;
     }
-    if rz.post_processing.swap(true, Ordering::Acquire) {
+    let Some(_pp) = rz.post_processing() else {
         return Err(EAGAIN);
-    }
+    };
     let wb = Writeback {
         idle: args.idle,
         huge: args.huge,
@@ -403,7 +405,9 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         batch: rz.wb_batch.load(Ordering::Relaxed) as usize,
     };
     let r = m.writeback(&wb, &rz.wb_limit);
-    rz.post_processing.store(false, Ordering::Release);
+    // Before the operation ends: a reset waiting for it then drops the memory (and closes the
+    // backing device) itself.
+    drop(m);
     r
 }
 

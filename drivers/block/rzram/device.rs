@@ -6,7 +6,9 @@
 //! # Lock order
 //!
 //! The disk's `open_mutex` (taken by [`Disk::if_unopened`] in [`Rzram::claim`]), then the
-//! configuration mutex (`config`), then the `storage` spinlock. `storage` is held only to read or
+//! configuration mutex (`config`), then the `storage` spinlock. A reset takes the
+//! post-processing mutex (`pp_lock`) under `config`, to wait for a `recompress` or `writeback`;
+//! those hold it, and take neither `config` nor the open mutex. `storage` is held only to read or
 //! swap the pointer, never across an allocation or a sleep, and none of these is ever taken under
 //! a slot lock, a compression stream or a zsmalloc mapping (`storage.rs`). The module's device
 //! list mutex (`rzram.rs`) comes before all of them.
@@ -72,10 +74,26 @@ pub(crate) struct Rzram {
     /// Set while a post-processing operation (`recompress`, `writeback`) runs: another fails
     /// with `EAGAIN`.
     pub(crate) post_processing: AtomicBool,
+    /// Held by the post-processing operation under way, so that a reset waits for it, as zram's
+    /// does.
+    #[pin]
+    pub(crate) pp_lock: Mutex<()>,
     /// `writeback_limit` and `writeback_limit_enable`; kept across resets, as zram.
     pub(crate) wb_limit: WbLimit,
     /// `writeback_batch_size`: the writebacks kept in flight; never 0.
     pub(crate) wb_batch: AtomicU32,
+}
+
+/// A post-processing operation under way; see [`Rzram::post_processing`].
+pub(crate) struct PostProcessing<'a> {
+    rz: &'a Rzram,
+    _lock: kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>,
+}
+
+impl Drop for PostProcessing<'_> {
+    fn drop(&mut self) {
+        self.rz.post_processing.store(false, Ordering::Release);
+    }
 }
 
 impl Rzram {
@@ -87,6 +105,7 @@ impl Rzram {
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicBool::new(false),
                 post_processing: AtomicBool::new(false),
+                pp_lock <- new_mutex!((), "rzram::pp_lock"),
                 wb_limit: WbLimit::default(),
                 wb_batch: AtomicU32::new(DEFAULT_WB_BATCH),
             }),
@@ -110,6 +129,18 @@ impl Rzram {
         Ok(())
     }
 
+    /// Starts a post-processing operation (`recompress`, `writeback`): `None` if another is
+    /// under way. The operation runs while the guard lives.
+    pub(crate) fn post_processing(&self) -> Option<PostProcessing<'_>> {
+        if self.post_processing.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        Some(PostProcessing {
+            rz: self,
+            _lock: self.pp_lock.lock(),
+        })
+    }
+
     pub(crate) fn unclaim(&self) {
         self.claim.store(false, Ordering::Release);
     }
@@ -119,6 +150,9 @@ impl Rzram {
     pub(crate) fn reset(&self, disk: &Disk) {
         let mut cfg = self.config.lock();
         let storage = self.storage.lock().take();
+        // A `recompress` or `writeback` under way finishes first, as zram's reset waits for it:
+        // then its backing device is closed when this returns.
+        drop(self.pp_lock.lock());
         // No I/O holds a reference: the device is claimed, not open, and synced. A sysfs `show`
         // running now may still hold one (it clones the `Arc` to read the statistics); then the
         // memory goes when that `show` returns, and its drop flushes the deferred frees and

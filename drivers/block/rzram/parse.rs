@@ -170,7 +170,8 @@ pub(crate) fn writeback(input: &[u8]) -> Result<WritebackArgs> {
             Some(v) => {
                 match key {
                     b"page_index" => {
-                        let n = kstrtoull(v)?;
+                        // As 6.12: EINVAL for anything kstrtol() refuses, overflow included.
+                        let n = kstrtoull(v).map_err(|_| EINVAL)?;
                         a.ranges
                             .push((n, n.saturating_add(1), EINVAL), GFP_KERNEL)?;
                     }

@@ -136,6 +136,9 @@ enum Compressed<'a> {
 }
 
 impl Storage {
+    /// Storage with the algorithm `alg` and nothing else configured; for the tests and the
+    /// lockdep self-test.
+    #[cfg(any(CONFIG_PROVE_LOCKING, CONFIG_RZRAM_KUNIT_TEST))]
     pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Storage>> {
         let mut cfg = Config::default();
         cfg.algs[0] = Some(alg);
@@ -365,8 +368,10 @@ impl Storage {
 
     /// The post-processing candidates among the slots of `ranges`: those whose state satisfies
     /// `eligible` and that hold a page of some size, in buckets of 64 bytes by size, as zram since
-    /// 6.13 (the last bucket has the largest pages), each bucket in index order. The states are
-    /// snapshots: each candidate is checked again under its lock.
+    /// 6.13 (the last bucket has the largest pages), each bucket in index order. A slot is a
+    /// candidate once, however many ranges hold it: an operation visits each page once, so a
+    /// mark it leaves on a page (`UNDER_WB`) is its own. The states are snapshots: each candidate
+    /// is checked again under its lock.
     pub(crate) fn candidates(
         &self,
         ranges: &[Range<usize>],
@@ -377,11 +382,20 @@ impl Storage {
         for _ in 0..=PAGE_SIZE / BUCKET_BYTES {
             buckets.push(KVec::<u32>::new(), GFP_KERNEL)?;
         }
+        let mut seen = KVVec::from_elem(0u64, t.slots.len().div_ceil(64), GFP_KERNEL)?;
         for r in ranges {
             for index in r.clone() {
                 let Some(st) = State::snapshot(&t.slots, index) else {
                     break;
                 };
+                let Some(w) = seen.get_mut(index / 64) else {
+                    break;
+                };
+                let bit = 1u64 << (index % 64);
+                if *w & bit != 0 {
+                    continue;
+                }
+                *w |= bit;
                 if st.size() != 0 && eligible(st) {
                     if let Some(b) = buckets.get_mut(st.size() / BUCKET_BYTES) {
                         // Slot indices fit in `u32` (`Storage::new`).

@@ -62,26 +62,27 @@ pub(crate) struct WbLimit {
 }
 
 impl WbLimit {
-    /// Takes one page's worth from the limit, if enabled; `false` if it is spent.
-    fn take(&self) -> bool {
+    /// Takes one page's worth from the limit, if enabled: returns what was taken (0 if the
+    /// limit is off; less than a page's worth if only that was left, on pages larger than
+    /// 4 KiB), or `None` if it is spent.
+    fn take(&self) -> Option<u64> {
         if !self.enabled.load(Ordering::Relaxed) {
-            return true;
+            return Some(0);
         }
+        let mut taken = 0;
         self.limit
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
-                if l == 0 {
-                    None
-                } else {
-                    Some(l.saturating_sub(UNITS_PER_PAGE))
-                }
+                taken = l.min(UNITS_PER_PAGE);
+                (l != 0).then(|| l - taken)
             })
-            .is_ok()
+            .ok()?;
+        Some(taken)
     }
 
-    /// Gives back what [`take`](Self::take) took for a write that failed.
-    fn give_back(&self) {
-        if self.enabled.load(Ordering::Relaxed) {
-            self.limit.fetch_add(UNITS_PER_PAGE, Ordering::Relaxed);
+    /// Gives back what [`take`](Self::take) took, for a write that was not made.
+    fn give_back(&self, taken: u64) {
+        if taken != 0 {
+            self.limit.fetch_add(taken, Ordering::Relaxed);
         }
     }
 }
@@ -114,11 +115,12 @@ impl Writeback<'_> {
     }
 }
 
-/// The page and block of a write in flight.
+/// The page and block of a write in flight, and what it took from the writeback limit.
 #[derive(Clone, Copy)]
 struct Tag {
     index: usize,
     block: u64,
+    charged: u64,
 }
 
 impl Storage {
@@ -143,12 +145,12 @@ impl Storage {
                         self.writeback_done(c, limit, &mut ret);
                     }
                 }
-                if !limit.take() {
+                let Some(charged) = limit.take() else {
                     ret = Err(EIO);
                     break 'pages;
-                }
+                };
                 let Some(block) = t.reserve_block() else {
-                    limit.give_back();
+                    limit.give_back(charged);
                     ret = Err(ENOSPC);
                     break 'pages;
                 };
@@ -157,20 +159,25 @@ impl Storage {
                     Ok(None) => {
                         // No longer a candidate.
                         t.release_block(block);
-                        limit.give_back();
+                        limit.give_back(charged);
                         continue;
                     }
                     Err(e) => {
                         t.release_block(block);
-                        limit.give_back();
+                        limit.give_back(charged);
                         ret = Err(e);
                         continue;
                     }
                 };
-                if let Err(e) = queue.submit(block, &buf[..len], Tag { index, block }) {
+                let tag = Tag {
+                    index,
+                    block,
+                    charged,
+                };
+                if let Err(e) = queue.submit(block, &buf[..len], tag) {
                     self.writeback_cancel(index);
                     t.release_block(block);
-                    limit.give_back();
+                    limit.give_back(charged);
                     ret = Err(e);
                     break 'pages;
                 }
@@ -228,12 +235,16 @@ impl Storage {
     /// releases it otherwise; a failed write keeps the page in memory and sets `ret`.
     fn writeback_done(&self, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result) {
         let t = &*self.table;
-        let Tag { index, block } = c.tag;
+        let Tag {
+            index,
+            block,
+            charged,
+        } = c.tag;
         if let Err(e) = c.result {
             self.writeback_cancel(index);
             t.release_block(block);
             // A failed write does not count against the limit, as in zram.
-            limit.give_back();
+            limit.give_back(charged);
             *ret = Err(e);
             return;
         }
