@@ -436,10 +436,11 @@ mod tests {
         ] {
             assert_eq!(writeback(bad).err(), Some(EINVAL));
         }
-        assert_eq!(
-            writeback(b"page_index=99999999999999999999").err(),
-            Some(ERANGE)
-        );
+        // Overflow: EINVAL for page_index (as 6.12), ERANGE for page_indexes (as 6.16).
+        let huge = b"page_index=99999999999999999999";
+        assert_eq!(writeback(huge).err(), Some(EINVAL));
+        let huge = b"page_indexes=0-99999999999999999999";
+        assert_eq!(writeback(huge).err(), Some(ERANGE));
         Ok(())
     }
 
