@@ -349,8 +349,8 @@ impl Storage {
     /// May race with reads, writes and frees of the same pages: each page is recompressed under
     /// its lock, after its eligibility is checked again.
     pub(crate) fn recompress(&self, opts: &Recompress) -> Result {
-        let all = [0..self.table.slots.len()];
-        let buckets = self.candidates(&all, |st| opts.eligible(st))?;
+        let all = 0..self.table.slots.len();
+        let buckets = self.candidates(core::slice::from_ref(&all), |st| opts.eligible(st))?;
         let mut left = opts.max_pages;
         for bucket in buckets.iter().rev() {
             for &index in bucket.iter() {

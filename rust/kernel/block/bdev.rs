@@ -257,7 +257,7 @@ struct SyncBio {
 /// Called by the workqueue for the work of a live [`SyncBio`], which nothing else touches until
 /// `flush_work()` returns.
 unsafe extern "C" fn sync_bio_work(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is the first field of a `SyncBio` (`repr(C)`), live and ours (see above).
+    // `work` is the first field of a `SyncBio` (`repr(C)`), live and ours (see above).
     let sb = work.cast::<SyncBio>();
     // SAFETY: as above; the bio is complete and not yet submitted.
     unsafe { (*sb).err = bindings::submit_bio_wait(Opaque::raw_get(ptr::addr_of!((*sb).bio))) };
