@@ -275,27 +275,33 @@ unsafe fn submit_and_wait(sb: *mut SyncBio) {
         unsafe { (*sb).err = bindings::submit_bio_wait(Opaque::raw_get(ptr::addr_of!((*sb).bio))) };
         return;
     }
-    // SAFETY: `sb` stays in place until this function returns, after `flush_work()`, which
-    // waits for the work (workqueues are online once user space runs, before any block device
-    // can be opened by path): the work is initialised as an on-stack work, queued, waited for
-    // and destroyed. The worker is the only user of `sb` in between.
+    // SAFETY: `sb` is valid (the caller's promise); this takes a field's address.
+    let work = unsafe { Opaque::raw_get(ptr::addr_of!((*sb).work)) };
+    // SAFETY: `work` lies in `sb`, which stays in place until this function returns, after the
+    // work is flushed and destroyed below; it is initialised as an on-stack work.
     unsafe {
-        let work = Opaque::raw_get(ptr::addr_of!((*sb).work));
         bindings::init_work_with_key(
             work,
             Some(sync_bio_work),
             true,
             c_str!("bdev::sync_bio").as_char_ptr(),
             crate::static_lock_class!().as_ptr(),
-        );
+        )
+    };
+    // SAFETY: the work is initialised and not queued; `system_unbound_wq` exists from early boot.
+    // From now on the worker is the only user of `sb` until `flush_work()` returns.
+    unsafe {
         bindings::queue_work_on(
             bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int,
             bindings::system_unbound_wq,
             work,
-        );
-        bindings::flush_work(work);
-        bindings::destroy_onstack_work(work);
-    }
+        )
+    };
+    // SAFETY: the work is queued; `flush_work()` waits for it to run (workqueues are online once
+    // user space runs, before any block device can be opened by path).
+    unsafe { bindings::flush_work(work) };
+    // SAFETY: the work has run and is no longer queued, so it can be destroyed.
+    unsafe { bindings::destroy_onstack_work(work) };
 }
 
 /// A status not yet written by the completion.
