@@ -8,13 +8,23 @@
  * at a barrier shared by all processes, and times its munmap(), which frees
  * one swap slot (one zsmalloc object) per page. One line per round:
  *
- *   munmap P=2 N=256 round=0 swapped_kb=262144 ms=123.4 max_ms=130.1
+ *   munmap dev=zram P=2 N=256 round=0 swapped_kb=524288 ms=123.4 max_ms=130.1 ret_ms=140.2
  *
  * ms is the mean of the processes' munmap times, max_ms the slowest.
+ * ret_ms is the time from the start of the munmaps until the device's
+ * mem_used_total (the third field of the mm_stat file given with -s) is back
+ * to its value before the fill: when the memory is really returned. -1 without
+ * -s, and if it is not back within 60 s.
  *
- * usage: munmap_bench -p P -m MB [-r ROUNDS]
+ * -c pins process i to CPU i modulo the number of CPUs (with P = 1, the one
+ * process runs on CPU 0). -d names the device in the output and -o numbers
+ * the rounds from an offset.
+ *
+ * usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT] [-c]
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +65,31 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* mem_used_total from an mm_stat file, in bytes; -1 if unreadable. */
+static long long mem_used(const char *path)
+{
+	long long orig, compr, used = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld %lld %lld", &orig, &compr, &used) != 3)
+		used = -1;
+	fclose(f);
+	return used;
+}
+
+static void pin(int idx)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(n > 0 ? idx % n : 0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		fprintf(stderr, "munmap_bench: sched_setaffinity: %s\n", strerror(errno));
+}
+
 static long vm_swap_kb(void)
 {
 	char line[256];
@@ -70,11 +105,14 @@ static long vm_swap_kb(void)
 	return kb;
 }
 
-static int child(struct shared *sh, int idx, int nproc, unsigned long mb)
+static int child(struct shared *sh, int idx, int nproc, unsigned long mb, int pinned)
 {
 	size_t len = mb << 20, off, i;
 	char *mem;
 	double t0;
+
+	if (pinned)
+		pin(idx);
 
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
@@ -109,15 +147,20 @@ static int child(struct shared *sh, int idx, int nproc, unsigned long mb)
 
 int main(int argc, char **argv)
 {
-	unsigned long mb = 0, p = 1, rounds = 5, r, i;
+	unsigned long mb = 0, p = 1, rounds = 5, first = 0, r, i;
+	const char *dev = "-", *stat = NULL;
 	struct shared *sh;
-	int c, status, failed = 0;
+	int c, status, failed = 0, pinned = 0;
 
-	while ((c = getopt(argc, argv, "p:m:r:")) != -1) {
+	while ((c = getopt(argc, argv, "p:m:r:o:d:s:c")) != -1) {
 		switch (c) {
 		case 'p': p = strtoul(optarg, NULL, 0); break;
 		case 'm': mb = strtoul(optarg, NULL, 0); break;
 		case 'r': rounds = strtoul(optarg, NULL, 0); break;
+		case 'o': first = strtoul(optarg, NULL, 0); break;
+		case 'd': dev = optarg; break;
+		case 's': stat = optarg; break;
+		case 'c': pinned = 1; break;
 		default: goto usage;
 		}
 	}
@@ -128,7 +171,8 @@ int main(int argc, char **argv)
 		return 1;
 
 	for (r = 0; r < rounds; r++) {
-		double sum = 0, max = 0;
+		double sum = 0, max = 0, t0, ret_ms = -1;
+		long long base = stat ? mem_used(stat) : -1;
 		long swapped = 0;
 
 		memset(sh, 0, sizeof(*sh));
@@ -138,7 +182,7 @@ int main(int argc, char **argv)
 			if (pid < 0)
 				return 1;
 			if (!pid)
-				_exit(child(sh, i, p, mb));
+				_exit(child(sh, i, p, mb, pinned));
 		}
 		while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < (int)p) {
 			if (waitpid(-1, &status, WNOHANG) > 0 && (!WIFEXITED(status) || WEXITSTATUS(status))) {
@@ -147,7 +191,18 @@ int main(int argc, char **argv)
 			}
 			usleep(1000);
 		}
+		t0 = now_ms();
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+		/* The memory is back when mem_used_total is at its pre-fill value. */
+		while (base >= 0 && now_ms() - t0 < 60e3) {
+			long long used = mem_used(stat);
+
+			if (used >= 0 && used <= base) {
+				ret_ms = now_ms() - t0;
+				break;
+			}
+			usleep(200);
+		}
 		for (i = 0; i < p; i++) {
 			wait(&status);
 			failed |= !WIFEXITED(status) || WEXITSTATUS(status);
@@ -157,12 +212,12 @@ int main(int argc, char **argv)
 			max = sh->ms[i] > max ? sh->ms[i] : max;
 			swapped += sh->swapped_kb[i];
 		}
-		printf("munmap P=%lu N=%lu round=%lu swapped_kb=%ld ms=%.1f max_ms=%.1f\n",
-		       p, mb, r, swapped, sum / p, max);
+		printf("munmap dev=%s P=%lu N=%lu round=%lu swapped_kb=%ld ms=%.1f max_ms=%.1f ret_ms=%.1f\n",
+		       dev, p, mb, first + r, swapped, sum / p, max, ret_ms);
 		fflush(stdout);
 	}
 	return failed;
 usage:
-	fprintf(stderr, "usage: munmap_bench -p P -m MB [-r ROUNDS]\n");
+	fprintf(stderr, "usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT] [-c]\n");
 	return 2;
 }

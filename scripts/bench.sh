@@ -1,40 +1,117 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make bench: the benchmark protocol of shared/DESIGN.md section 5, as far as
-# it is built. arm64 kernels with the same config: stock (pristine 6.12), p3
-# (the first three patches) and ours (VARIANT=bench: the series, no debug
-# options). All boot in the same QEMU setup (virt, Cortex-A72, 2 CPUs, TCG)
-# and run the same guest benchmark; ratios compare runs of this invocation.
+# make bench: the benchmark protocol (docs/benchmarks.md says what it does and
+# what it measured). arm64 kernels with the same config: stock (pristine
+# 6.12), p3 (the first three patches) and bench (VARIANT=bench: the series,
+# no debug options, with the C zram, rzram and brd, and the notify_bench
+# module). All boot in the same QEMU setup (virt, Cortex-A72, 2 vCPUs, TCG).
 #
-# Output: docs/benchmarks.md (and the raw logs in build/logs/).
-# Env: BENCH_ROUNDS (default 5), BENCH_GRID (default the full P x N grid),
+# The protocol: the host must be quiet before the first boot (load average)
+# and before every boot (CPU use), and is watched during every boot
+# (scripts/bench_host.py monitor): rounds during which something else used
+# the host are dropped. QEMU's vCPU threads are pinned to host CPUs; in the
+# guest the benchmark runs on CPU 0 and the unbound workqueues on CPU 1.
+# Devices of one kernel alternate round by round in one boot; kernels
+# alternate boot by boot (BENCH_BOOTS cycles, each with its share of the
+# rounds and one warm-up round that is dropped).
+#
+# Output: docs/benchmarks.md, docs/benchmarks-munmap.png, and the raw logs in
+# build/logs/ (bench-*.log, with the monitor's bench-*.tsv).
+# Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
+#      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
 #      BENCH_KERNELS (default "stock p3 bench"),
-#      BENCH_PARTS (default "main writeback"): main is munmap, fio and the
-#      binding (docs/benchmarks.md); writeback the writeback timing
-#      (docs/benchmarks-writeback.md), rzram and zram in the bench kernel.
+#      BENCH_PARTS (default "munmap notify fio binding writeback"),
+#      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
+#      (CPUs that others may use during a round, default 0.25),
+#      BENCH_FIO_ROUNDS (default 3), BENCH_NOTIFY_PAGES (default 4096).
 . "$(dirname "$0")/lib.sh"
 
-rounds=${BENCH_ROUNDS:-5}
+rounds=${BENCH_ROUNDS:-15}
+boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
-# Runs are KERNEL:DEVICE. stock: pristine 6.12 (C zram on stock zsmalloc);
-# p3: the first three patches; bench: the whole series, with the C zram on
-# the patched zsmalloc and rzram in the same kernel.
-runs=${BENCH_RUNS:-stock:zram p3:zram bench:zram bench:rzram}
-fio_runs=${BENCH_FIO_RUNS:-stock:zram bench:zram bench:rzram}
-parts=" ${BENCH_PARTS:-main writeback} "
-case "$parts" in *" main "*) ;; *) runs= fio_runs= ;; esac
-kernels=$(for r in $runs $fio_runs bench:; do echo "${r%%:*}"; done | sort -u)
+kernels=${BENCH_KERNELS:-stock p3 bench}
+parts=" ${BENCH_PARTS:-munmap notify fio binding writeback} "
+max_load=${BENCH_MAX_LOAD:-1.0}
+max_other=${BENCH_MAX_OTHER:-0.25}
+host=$TOP/scripts/bench_host.py
+per_boot=$(((rounds + boots - 1) / boots))
+
+case "$parts" in *" munmap "*) ;; *) kernels=bench ;; esac
 for v in $kernels; do "$TOP/scripts/kernel.sh" arm64 "$v"; done
+case " $kernels " in *" bench "*) ;; *) "$TOP/scripts/kernel.sh" arm64 bench ;; esac
 "$TOP/scripts/image.sh" arm64
+
+# Nothing else may run: no build, no other guest.
+python3 "$host" wait-quiet --max-load "$max_load" --max-other "$max_other" ||
+	die "the host is busy: make bench needs a quiet host (BENCH_MAX_LOAD=$max_load)"
+
+# bench_boot LABEL VARIANT TEST MEM APPEND [qemu.sh options]: one monitored,
+# pinned boot; its log is build/logs/arm64-LABEL.log, the monitor's samples
+# build/logs/arm64-LABEL.tsv.
+bench_boot() {
+	local label=$1 variant=$2 test=$3 mem=$4 app=$5 sock rc
+	shift 5
+	python3 "$host" wait-quiet --max-other "$max_other" >/dev/null ||
+		die "the host is busy: make bench needs a quiet host"
+	sock=$BUILD/logs/arm64-$label.qmp
+	rm -f "$sock"
+	"$TOP/scripts/qemu.sh" arm64 "$test" --variant "$variant" --mem "$mem" --timeout 7200 \
+		--label "$label" --quiet --qmp "$sock" --append "$app" "$@" &
+	local qpid=$!
+	python3 "$host" monitor --qmp "$sock" --log "$BUILD/logs/arm64-$label.log" \
+		--out "$BUILD/logs/arm64-$label.tsv" || note "the monitor of $label failed"
+	rc=0
+	wait $qpid || rc=$?
+	rm -f "$sock"
+	[ $rc = 0 ] || die "the $label benchmark boot failed (log: build/logs/arm64-$label.log)"
+}
+
+logs=()
+if [[ "$parts" == *" munmap "* ]]; then
+	read -ra K <<<"$kernels"
+	for ((b = 0; b < boots; b++)); do
+		for ((i = 0; i < ${#K[@]}; i++)); do
+			v=${K[$(((i + b) % ${#K[@]}))]}
+			devs=zram app=
+			# The bench kernel: the C zram and rzram on the same zsmalloc,
+			# and brd for the floor (as large as the largest cell).
+			[ "$v" = bench ] && devs=zram,rzram,brd app="brd.rd_size=$((2100 * 1024))"
+			bench_boot "bench-munmap-$v-$b" "$v" bench_munmap 3072 \
+				"rzrounds=$per_boot rzwarm=1 rzfirst=$((b * per_boot)) rzgrid=$grid rzdevs=$devs $app"
+			logs+=("$v=$BUILD/logs/arm64-bench-munmap-$v-$b.log")
+		done
+	done
+fi
+if [[ "$parts" == *" notify "* ]]; then
+	np=${BENCH_NOTIFY_PAGES:-4096}
+	bench_boot bench-notify bench bench_notify 1024 "rzrounds=$rounds rzwarm=2 rznpages=$np"
+	# Under -icount shift=0 the counts are exact: a few rounds suffice.
+	bench_boot bench-notify-icount bench bench_notify 1024 "rzrounds=3 rzwarm=1 rznpages=$np" --icount
+fi
+if [[ "$parts" == *" fio "* ]]; then
+	bench_boot bench-fio bench bench_fio 1024 "rzrounds=${BENCH_FIO_ROUNDS:-3} rzdevs=zram,rzram"
+fi
+if [[ "$parts" == *" binding "* ]]; then
+	# The binding's cost: the rust_zsmalloc_bench KUnit case, in the bench
+	# kernel (no debug options), booted by kunit.py.
+	"$TOP/scripts/kunit.sh" --kdir "$BUILD/arm64-bench" rust_zsmalloc_bench >/dev/null ||
+		die "the binding benchmark failed"
+	grep -h "zsmalloc bench:" "$BUILD/arm64-bench/test.log" >"$BUILD/logs/binding-bench.log" || true
+fi
+if [[ "$parts" == *" munmap "* ]] || [[ "$parts" == *" notify "* ]] || [[ "$parts" == *" fio "* ]]; then
+	plot=$TOP/docs/benchmarks-munmap.png
+	python3 -c 'import matplotlib' 2>/dev/null || plot=
+	python3 "$TOP/scripts/bench_report.py" --out "$TOP/docs/benchmarks.md" --logs "$BUILD/logs" \
+		--max-other "$max_other" --plot "$plot" "${logs[@]}" ||
+		die "the benchmark report failed"
+fi
 
 # Writeback: rzram at batch 1 and 32 and the C zram, side by side in one
 # boot of the bench kernel, rounds interleaved.
 if [[ "$parts" == *" writeback "* ]]; then
 	wlog=$BUILD/logs/arm64-bench-writeback.log
-	"$TOP/scripts/qemu.sh" arm64 bench_writeback --variant bench --mem 1024 --timeout 3600 \
-		--label bench-writeback --quiet --append "rzrounds=$rounds" ||
-		die "the writeback benchmark failed (log: ${wlog#"$TOP"/})"
-	python3 - "$TOP/docs/benchmarks-writeback.md" "$wlog" "$rounds" <<'PY'
+	bench_boot bench-writeback bench bench_writeback 1024 "rzrounds=5"
+	python3 - "$TOP/docs/benchmarks-writeback.md" "$wlog" 5 <<'PY'
 import re, statistics, sys, datetime
 out, log, rounds = sys.argv[1:]
 pat = re.compile(r"wbbench dev=(\S+) batch=(\S+) round=(\d+) pages=(\d+) ms=(\d+)")
@@ -77,160 +154,3 @@ open(out, "w").write(text)
 print(text)
 PY
 fi
-[ -n "$runs" ] || exit 0
-logs=()
-for r in $runs; do
-	v=${r%%:*} d=${r##*:}
-	"$TOP/scripts/qemu.sh" arm64 bench_munmap --variant "$v" --dev "$d" --mem 3072 \
-		--timeout 5400 --label "bench-$v-$d" --quiet --append "rzrounds=$rounds rzgrid=$grid" ||
-		die "the $r benchmark run failed (log: build/logs/arm64-bench-$v-$d.log)"
-	logs+=("$r=$BUILD/logs/arm64-bench-$v-$d.log")
-done
-fio_logs=()
-for r in $fio_runs; do
-	v=${r%%:*} d=${r##*:}
-	"$TOP/scripts/qemu.sh" arm64 bench_fio --variant "$v" --dev "$d" --mem 1024 \
-		--timeout 3600 --label "fio-$v-$d" --quiet ||
-		die "the $r fio run failed (log: build/logs/arm64-fio-$v-$d.log)"
-	fio_logs+=("$r=$BUILD/logs/arm64-fio-$v-$d.log")
-done
-
-# The binding's cost: the rust_zsmalloc_bench KUnit case, in the bench kernel
-# (no debug options), booted by kunit.py.
-"$TOP/scripts/kunit.sh" --kdir "$BUILD/arm64-bench" rust_zsmalloc_bench >/dev/null ||
-	die "the binding benchmark failed"
-grep -h "zsmalloc bench:" "$BUILD/arm64-bench/test.log" >"$BUILD/logs/binding-bench.log" || true
-
-RZ_LOGS=$BUILD/logs python3 - "$TOP/docs/benchmarks.md" "$rounds" "${logs[@]}" -- "${fio_logs[@]}" <<'PY'
-import re, statistics, sys, datetime
-args = sys.argv[3:]
-sep = args.index("--")
-out, rounds = sys.argv[1], sys.argv[2]
-runs = [a.split("=", 1) for a in args[:sep]]
-fio_runs = [a.split("=", 1) for a in args[sep + 1:]]
-names = {"stock:zram": "stock zram", "p3:zram": "zram, patches 1-3",
-         "bench:zram": "zram, full series", "bench:rzram": "rzram"}
-pat = re.compile(r"munmap P=(\d+) N=(\d+) round=\d+ swapped_kb=(-?\d+) ms=([\d.]+) max_ms=([\d.]+)")
-def medians(path):
-    runs = {}
-    for line in open(path, errors="replace"):
-        m = pat.search(line)
-        if m:
-            p, n, kb, ms, mx = m.groups()
-            runs.setdefault((int(p), int(n)), []).append((float(ms), int(kb)))
-    return {k: (statistics.median(x[0] for x in v), len(v), min(x[1] for x in v)) for k, v in runs.items()}
-data = {v: medians(path) for v, path in runs}
-base = data.get("stock:zram", {})
-others = [v for v, _ in runs if v != "stock:zram"]
-head = "| P | N (MB) | " + " | ".join(f"{names.get(v, v)} median ms" for v, _ in runs)
-head += "".join(f" | {names.get(v, v)} speedup" for v in others) + " | rounds | min swapped (MB) |"
-rows = [head, "|" + "---|" * (head.count("|") - 1)]
-for key in sorted(set().union(*[set(d) for d in data.values()])):
-    cells = [str(key[0]), str(key[1])]
-    cells += [f"{data[v][key][0]:.1f}" if key in data[v] else "-" for v, _ in runs]
-    for v in others:
-        s, o = base.get(key), data[v].get(key)
-        cells.append(f"{s[0] / o[0]:.2f}x" if s and o and o[0] > 0 else "-")
-    present = [data[v][key] for v, _ in runs if key in data[v]]
-    cells.append(str(min(x[1] for x in present)))
-    cells.append(str(min(x[2] for x in present) // 1024))
-    rows.append("| " + " | ".join(cells) + " |")
-fpat = re.compile(r"fio dev=(\S+) alg=(\S+) rw=(\S+) jobs=(\d+) bw_kib=(\d+)")
-mpat = re.compile(r"memory dev=(\S+) alg=(\S+) orig=(\d+) compr=(\d+) used=(\d+) slot_bytes=(\d+)")
-fio, mem = {}, {}
-for r, path in fio_runs:
-    for line in open(path, errors="replace"):
-        m = fpat.search(line)
-        if m:
-            fio.setdefault(r, {})[m.group(2, 3, 4)] = int(m.group(5))
-        m = mpat.search(line)
-        if m:
-            mem.setdefault(r, {})[m.group(2)] = tuple(int(x) for x in m.group(3, 4, 5, 6))
-fnames = [r for r, _ in fio_runs]
-frows = ["| alg | rw | jobs | " + " | ".join(f"{names.get(r, r)} MiB/s" for r in fnames) +
-         "".join(f" | {names.get(r, r)} / stock zram" for r in fnames if r != "stock:zram") + " |"]
-frows.append("|" + "---|" * (frows[0].count("|") - 1))
-keys = sorted(set().union(*[set(d) for d in fio.values()])) if fio else []
-for k in keys:
-    cells = list(k)
-    cells += [f"{fio[r][k] / 1024:.1f}" if k in fio.get(r, {}) else "-" for r in fnames]
-    for r in fnames:
-        if r == "stock:zram":
-            continue
-        b, o = fio.get("stock:zram", {}).get(k), fio.get(r, {}).get(k)
-        cells.append(f"{o / b:.2f}x" if b and o else "-")
-    frows.append("| " + " | ".join(cells) + " |")
-if "bench:zram" in fio and "bench:rzram" in fio:
-    frows.append("")
-    frows.append("rzram / zram on the same kernel (full series):")
-    frows.append("")
-    frows.append("| alg | rw | jobs | ratio |")
-    frows.append("|---|---|---|---|")
-    for k in keys:
-        a, b = fio["bench:rzram"].get(k), fio["bench:zram"].get(k)
-        frows.append(f"| {k[0]} | {k[1]} | {k[2]} | " + (f"{a / b:.2f}x" if a and b else "-") + " |")
-mrows = ["| run | alg | orig (MiB) | compr (MiB) | mem_used_total (MiB) | metadata bytes/slot |",
-         "|---|---|---|---|---|---|"]
-for r in fnames:
-    for alg, (o, c, u, sb) in sorted(mem.get(r, {}).items()):
-        mrows.append(f"| {names.get(r, r)} | {alg} | {o / 2**20:.1f} | {c / 2**20:.1f} | {u / 2**20:.1f} | {sb} |")
-bpat = re.compile(r"zsmalloc bench: cycles=(\d+) rounds=(\d+) binding_ns=(\d+) c_ns=(\d+) ratio_permille=(\d+)")
-brow = "not measured"
-import os
-blog = os.path.join(os.environ.get("RZ_LOGS", "build/logs"), "binding-bench.log")
-for line in (open(blog, errors="replace") if os.path.exists(blog) else []):
-    m = bpat.search(line)
-    if m:
-        cyc, rnd, b, c, pm = (int(x) for x in m.groups())
-        brow = f"| {cyc} | {rnd} | {b} | {c} | {pm / 1000:.3f}x |"
-text = f"""# rzram benchmarks
-
-Generated by `make bench` on {datetime.date.today()}. All kernels ran in the same
-`make bench` invocation, in the same QEMU setup: arm64 `-M virt -cpu cortex-a72 -smp 2`
-(TCG), 3 GiB guest RAM for munmap, swap with lzo-rle, same kernel config. "stock" is
-the pristine tree with the C zram; "patches 1-3" adds the class index in the obj
-value, zs_free() without migrate_lock and page release after class->lock; "full
-series" adds zs_free_bulk(), the deferred-free framework and zram's swap-slot free
-through it; "rzram" is the Rust driver in that same full-series kernel.
-Speedup is stock's median over the kernel's. These machines are noisy: compare only
-within one run. Where the time goes: docs/profile-munmap.md (`make profile`).
-
-## munmap latency
-
-Each of P processes maps N MB of anonymous memory, fills it with data about 50%
-compressible, pages it out with MADV_PAGEOUT, waits at a barrier, and times its
-munmap(). Median over {rounds} rounds of the per-round mean across processes.
-
-""" + "\n".join(rows) + """
-
-## fio throughput
-
-4 KiB direct I/O (psync) on a 512 MiB device after a 256 MiB fill of ~50%
-compressible data (fixed seed), 8 s per row, 1 GiB guest. MiB/s; ratios against
-stock zram, and rzram against the C zram in the same kernel.
-
-""" + "\n".join(frows) + """
-
-## Memory
-
-mm_stat after the 256 MiB fill (same data for every run). Metadata bytes per slot:
-rzram reports its `slot_bytes` attribute (the same in every configuration); for zram
-the figure is sizeof(struct zram_table_entry) in 6.12 on 64-bit without lockdep (an
-`unsigned long` handle and an `unsigned int` flags word, padded to 16), which grows
-with CONFIG_DEBUG_LOCK_ALLOC.
-
-""" + "\n".join(mrows) + """
-
-## The zsmalloc binding's cost
-
-ns per alloc + write (the whole object) + free cycle over the size mix 64..4096
-bytes, through `kernel::zsmalloc` and through direct calls of the C functions from
-the same test (`rust_zsmalloc_bench`, bench kernel: arm64 TCG, no debug options). Median
-of the rounds, the two variants alternating.
-
-| cycles | rounds | binding ns | C ns | binding / C |
-|---|---|---|---|---|
-""" + brow + "\n"
-open(out, "w").write(text)
-print(text)
-PY

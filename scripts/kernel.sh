@@ -113,6 +113,17 @@ start=$(date +%s)
 kmake "$out" "$arch" $target
 note "built ${out#"$TOP"/}/$image in $(( $(date +%s) - start ))s"
 
+# The bench kernel's benchmark-only module (bench/notify_bench), built out of
+# tree in a copy, so that no objects land in the repository.
+ext=
+if [ "$variant" = bench ] && grep -qx 'CONFIG_MODULES=y' "$out/.config"; then
+	ext=$out/extmod/notify_bench
+	rm -rf "$ext"
+	mkdir -p "$ext"
+	cp "$TOP"/bench/notify_bench/* "$ext/"
+	kmake "$out" "$arch" M="$ext" modules
+fi
+
 # The module metadata the guest's modprobe reads (modules.builtin with its
 # aliases, and the modules of a CONFIG_MODULES kernel), as an initramfs that
 # qemu.sh appends to the guest image: `modprobe zram` reaches a compat rzram.
@@ -123,6 +134,9 @@ if [ "$variant" != zsmalloc32 ] && [ -f "$out/modules.builtin" ]; then
 	mkdir -p "$mroot/lib/modules/$rel"
 	if grep -qx 'CONFIG_MODULES=y' "$out/.config"; then
 		kmake "$out" "$arch" modules_install INSTALL_MOD_PATH="$mroot" INSTALL_MOD_STRIP=1 >/dev/null
+		[ -z "$ext" ] || kmake "$out" "$arch" M="$ext" modules_install \
+			INSTALL_MOD_PATH="$mroot" INSTALL_MOD_STRIP=1 >/dev/null
+		depmod -b "$mroot" "$rel" || die "command failed: depmod -b $mroot $rel"
 		rm -f "$mroot/lib/modules/$rel/build"
 	else
 		cp "$out/modules.builtin" "$out/modules.builtin.modinfo" "$mroot/lib/modules/$rel/"

@@ -5,6 +5,7 @@
 # Usage: qemu.sh ARCH TESTS [--variant V] [--timeout S] [--mem MB]
 #                [--append ARGS] [--results FILE] [--label L] [--quiet]
 #                [--dev zram|rzram] [--expect-splat REGEX]
+#                [--smp N] [--icount] [--qmp SOCKET]
 #   TESTS      comma-separated names from tests/guest (may be empty)
 #   --dev      the device family the tests drive (default: rzram if the
 #              kernel has it, else zram)
@@ -12,6 +13,10 @@
 #              for the kernel log's splat check
 #   --expect-splat  the boot provokes a report on purpose: the log must hold
 #              a line matching REGEX, and no other splat
+#   --smp      the number of vCPUs (default 2)
+#   --icount   arm64: one vCPU, -icount shift=0 (a guest instruction takes
+#              one virtual ns: guest timings count instructions)
+#   --qmp      a QMP socket, for the host to find the vCPU threads (make bench)
 # The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
 # result (timeout, crash) counts as failed.
 . "$(dirname "$0")/lib.sh"
@@ -22,6 +27,7 @@ tests=${2:-}
 check_arch "$arch"
 shift 2 || shift $#
 variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev= expect=
+smp=2 icount=0 qmp=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -33,6 +39,9 @@ while [ $# -gt 0 ]; do
 	--quiet) quiet=1; shift ;;
 	--dev) dev=$2; shift 2 ;;
 	--expect-splat) expect=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--icount) icount=1 smp=1; shift ;;
+	--qmp) qmp=$2; shift 2 ;;
 	*) die "qemu.sh: unknown option '$1'" ;;
 	esac
 done
@@ -66,12 +75,14 @@ cmdline="panic=-1 kunit.enable=0 rztests=$tests rzdev=$rzdev $append"
 case "$arch" in
 arm64)
 	kernel=$kdir/arch/arm64/boot/Image
-	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m "$mem")
+	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$smp" -m "$mem")
+	[ $icount = 0 ] || qemu+=(-icount shift=0)
 	cmdline="console=ttyAMA0 $cmdline"
 	;;
 x86_64)
 	kernel=$kdir/arch/x86/boot/bzImage
-	qemu=(qemu-system-x86_64 -M pc -smp 2 -m "$mem")
+	qemu=(qemu-system-x86_64 -M pc -smp "$smp" -m "$mem")
+	[ $icount = 0 ] || die "--icount: arm64 only"
 	cmdline="console=ttyS0 $cmdline"
 	;;
 esac
@@ -84,6 +95,7 @@ if [ -f "$kdir/modules.cpio.gz" ]; then
 	initrd=$kdir/initrd-with-modules.cpio.gz
 fi
 common=(-nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd")
+[ -z "$qmp" ] || common+=(-qmp "unix:$qmp,server=on,wait=off")
 # arm64 guests get an empty scratch disk, /dev/vda (virtio-mmio): a real disk
 # for the file system of the writeback hybrid test. Sparse, new for each boot.
 scratch=

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * notify_bench: the cost of one swap_slot_free_notify() call, measured
+ * directly (make bench only; never built into a product kernel).
+ *
+ * Writing "PATH N" to /sys/kernel/debug/notify_bench/run opens the block
+ * device PATH, writes pages 0..N-1 through the device's own write path (one
+ * bio per page, data about half compressible and different on every page),
+ * and then, under a spinlock as swap holds si->lock, calls the device's
+ * swap_slot_free_notify() for each of the N pages, and after that an empty
+ * callback through the same kind of indirect call, N times. Both loops are
+ * timed with ktime_get_ns(), the guest's counter. Reading the file returns
+ *
+ *   notify dev=NAME n=N dev_ns=T null_ns=T0
+ *
+ * (T - T0) / N is the cost of one notify. Under QEMU with -icount shift=0 one
+ * guest instruction takes one virtual nanosecond, so the same figure is the
+ * exact number of guest instructions per notify.
+ */
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#define NB_MAX_PAGES	(1UL << 20)
+
+static DEFINE_MUTEX(nb_mutex);
+static DEFINE_SPINLOCK(nb_lock);
+static char nb_result[160];
+static struct dentry *nb_dir;
+
+static noinline void nb_null_notify(struct block_device *bdev,
+				    unsigned long slot)
+{
+	barrier();
+}
+
+/* Read by the timed loop, so that the compiler keeps the indirect call. */
+static void (*volatile nb_null)(struct block_device *, unsigned long) =
+	nb_null_notify;
+
+static int nb_write_pages(struct block_device *bdev, unsigned long n)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	unsigned long i;
+	u64 *w;
+	int err = 0;
+
+	if (!page)
+		return -ENOMEM;
+	w = page_address(page);
+	for (i = 0; i < n && !err; i++) {
+		struct bio_vec bv;
+		struct bio bio;
+		unsigned int j;
+
+		/* Half of each page random, half one repeated word. */
+		for (j = 0; j < PAGE_SIZE / sizeof(u64); j++)
+			w[j] = (j & 1) ? get_random_u64() : 0x5a5a5a5a5a5a5a5aULL;
+		bio_init(&bio, bdev, &bv, 1, REQ_OP_WRITE);
+		bio.bi_iter.bi_sector = i << (PAGE_SHIFT - SECTOR_SHIFT);
+		__bio_add_page(&bio, page, PAGE_SIZE, 0);
+		err = submit_bio_wait(&bio);
+		bio_uninit(&bio);
+		cond_resched();
+	}
+	__free_page(page);
+	return err;
+}
+
+static int nb_run(const char *path, unsigned long n)
+{
+	void (*notify)(struct block_device *bdev, unsigned long slot);
+	void (*null)(struct block_device *bdev, unsigned long slot);
+	struct block_device *bdev;
+	struct file *file;
+	u64 t0, t1, t2;
+	unsigned long i;
+	int err;
+
+	file = bdev_file_open_by_path(path, BLK_OPEN_READ | BLK_OPEN_WRITE,
+				      NULL, NULL);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	bdev = file_bdev(file);
+	notify = bdev->bd_disk->fops->swap_slot_free_notify;
+	err = -EOPNOTSUPP;
+	if (!notify)
+		goto out;
+	err = -ENOSPC;
+	if (n > bdev_nr_bytes(bdev) >> PAGE_SHIFT)
+		goto out;
+	err = nb_write_pages(bdev, n);
+	if (err)
+		goto out;
+
+	null = nb_null;
+	spin_lock(&nb_lock);
+	t0 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		notify(bdev, i);
+	t1 = ktime_get_ns();
+	for (i = 0; i < n; i++)
+		null(bdev, i);
+	t2 = ktime_get_ns();
+	spin_unlock(&nb_lock);
+
+	snprintf(nb_result, sizeof(nb_result),
+		 "notify dev=%pg n=%lu dev_ns=%llu null_ns=%llu\n", bdev, n,
+		 t1 - t0, t2 - t1);
+out:
+	fput(file);
+	return err;
+}
+
+static ssize_t nb_run_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	char *buf, *path, *count;
+	unsigned long n;
+	int err;
+
+	buf = memdup_user_nul(ubuf, min_t(size_t, len, PATH_MAX + 32));
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	count = strim(buf);
+	path = strsep(&count, " ");
+	err = -EINVAL;
+	if (!count || kstrtoul(skip_spaces(count), 0, &n) || !n ||
+	    n > NB_MAX_PAGES)
+		goto out;
+	mutex_lock(&nb_mutex);
+	nb_result[0] = '\0';
+	err = nb_run(path, n);
+	mutex_unlock(&nb_mutex);
+out:
+	kfree(buf);
+	return err ? err : len;
+}
+
+static ssize_t nb_run_read(struct file *file, char __user *ubuf, size_t len,
+			   loff_t *ppos)
+{
+	ssize_t ret;
+
+	mutex_lock(&nb_mutex);
+	ret = simple_read_from_buffer(ubuf, len, ppos, nb_result,
+				      strlen(nb_result));
+	mutex_unlock(&nb_mutex);
+	return ret;
+}
+
+static const struct file_operations nb_run_fops = {
+	.owner = THIS_MODULE,
+	.read = nb_run_read,
+	.write = nb_run_write,
+	.llseek = default_llseek,
+};
+
+static int __init nb_init(void)
+{
+	nb_dir = debugfs_create_dir("notify_bench", NULL);
+	debugfs_create_file("run", 0600, nb_dir, NULL, &nb_run_fops);
+	return 0;
+}
+
+static void __exit nb_exit(void)
+{
+	debugfs_remove_recursive(nb_dir);
+}
+
+module_init(nb_init);
+module_exit(nb_exit);
+MODULE_DESCRIPTION("Time a block device's swap_slot_free_notify() (benchmark only)");
+MODULE_LICENSE("GPL");
