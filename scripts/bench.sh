@@ -37,6 +37,15 @@ host=$TOP/scripts/bench_host.py
 per_boot=$(((rounds + boots - 1) / boots))
 
 case "$parts" in *" munmap "*) ;; *) kernels=bench ;; esac
+# The plot needs matplotlib: a bench-only package, from the package registry,
+# for the distribution's python3 (which a python3 earlier in PATH may hide).
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+if ! "$py" -c 'import matplotlib' 2>/dev/null; then
+	note "installing python3-matplotlib for the plot"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-matplotlib >/dev/null ||
+		note "python3-matplotlib could not be installed: no plot"
+fi
 for v in $kernels; do "$TOP/scripts/kernel.sh" arm64 "$v"; done
 case " $kernels " in *" bench "*) ;; *) "$TOP/scripts/kernel.sh" arm64 bench ;; esac
 "$TOP/scripts/image.sh" arm64
@@ -100,8 +109,8 @@ if [[ "$parts" == *" binding "* ]]; then
 fi
 if [[ "$parts" == *" munmap "* ]] || [[ "$parts" == *" notify "* ]] || [[ "$parts" == *" fio "* ]]; then
 	plot=$TOP/docs/benchmarks-munmap.png
-	python3 -c 'import matplotlib' 2>/dev/null || plot=
-	python3 "$TOP/scripts/bench_report.py" --out "$TOP/docs/benchmarks.md" --logs "$BUILD/logs" \
+	"$py" -c 'import matplotlib' 2>/dev/null || plot=
+	"$py" "$TOP/scripts/bench_report.py" --out "$TOP/docs/benchmarks.md" --logs "$BUILD/logs" \
 		--max-other "$max_other" --plot "$plot" "${logs[@]}" ||
 		die "the benchmark report failed"
 fi
