@@ -45,7 +45,7 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
         return Err(EINVAL);
     }
     let cfg = rz.config.lock();
-    if rz.storage.lock().is_some() {
+    if rz.initialized() {
         pr_info!("Cannot change disksize for initialized device\n");
         return Err(EBUSY);
     }
@@ -53,7 +53,8 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
         .checked_next_multiple_of(PAGE_SIZE as u64)
         .ok_or(ENOMEM)?;
     let storage = Storage::with_config(d.name(), size, &cfg)?;
-    *rz.storage.lock() = Some(storage);
+    // Not initialised (checked under `config`): nothing to wait for, nothing replaced.
+    drop(rz.storage.replace(Some(storage)));
     d.set_capacity(size / 512);
     Ok(())
 }
@@ -119,7 +120,7 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         .ok_or(EINVAL)?;
     let alg = algorithm(name)?;
     let mut cfg = rz.config.lock();
-    if rz.storage.lock().is_some() {
+    if rz.initialized() {
         pr_info!("Can't change algorithm for initialized device\n");
         return Err(EBUSY);
     }
@@ -181,7 +182,7 @@ fn algorithm(name: &[u8]) -> Result<Algorithm> {
 fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let alg = algorithm(input)?;
     let mut cfg = rz.config.lock();
-    if rz.storage.lock().is_some() {
+    if rz.initialized() {
         pr_info!("Can't change algorithm for initialized device\n");
         return Err(EBUSY);
     }
@@ -198,7 +199,7 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let p = algorithm_params(input)?;
     let mut cfg = rz.config.lock();
-    if rz.storage.lock().is_some() {
+    if rz.initialized() {
         return Err(EBUSY);
     }
     // The priority: given (configured), or that of the first algorithm called `algo`, or 0.
@@ -275,7 +276,7 @@ fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
         (
             s.failed_reads.get(),
             s.failed_writes.get(),
-            s.notify_free.get(),
+            m.notify_free_count(),
         )
     });
     emit(buf, format_args!("{r:8} {w:8} 0 {n:8}\n"))
@@ -357,7 +358,7 @@ fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 /// empty device.
 fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let mut cfg = rz.config.lock();
-    if rz.storage.lock().is_some() {
+    if rz.initialized() {
         pr_info!("Can't setup backing device for initialized device\n");
         return Err(EBUSY);
     }
@@ -463,7 +464,7 @@ fn writeback_compressed_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> R
 fn writeback_compressed_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let on = kstrtobool(input)?;
     let mut cfg = rz.config.lock();
-    if rz.storage.lock().is_some() {
+    if rz.initialized() {
         return Err(EBUSY);
     }
     cfg.wb_compressed = on;

@@ -6,12 +6,15 @@
 //! # Lock order
 //!
 //! The disk's `open_mutex` (taken by [`Disk::if_unopened`] in [`Rzram::claim`]), then the
-//! configuration mutex (`config`), then the `storage` spinlock. A reset takes the
-//! post-processing mutex (`pp_lock`) under `config`, to wait for a `recompress` or `writeback`;
-//! those hold it, and take neither `config` nor the open mutex. `storage` is held only to read or
-//! swap the pointer, never across an allocation or a sleep, and none of these is ever taken under
-//! a slot lock, a compression stream or a zsmalloc mapping (`storage.rs`). The module's device
-//! list mutex (`rzram.rs`) comes before all of them.
+//! configuration mutex (`config`). A reset takes the post-processing mutex (`pp_lock`) under
+//! `config`, to wait for a `recompress` or `writeback`; those hold it, and take neither `config`
+//! nor the open mutex. None of these is ever taken under a slot lock, a compression stream or a
+//! zsmalloc mapping (`storage.rs`). The module's device list mutex (`rzram.rs`) comes before all
+//! of them.
+//!
+//! The storage pointer takes no lock: readers follow it under the RCU read-side lock (the swap
+//! notify) or take a reference (everything else); `disksize` and reset replace it under
+//! `config`, and a reset waits for an RCU grace period before it drops the old storage.
 
 use crate::{slots::MAX_PRIO, storage::Storage, writeback::WbLimit};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -19,9 +22,12 @@ use kernel::{
     block::{bdev::BdevFile, bio::Disk},
     compress::{Algorithm, Params},
     error::code::*,
-    new_mutex, new_spinlock,
+    new_mutex,
     prelude::*,
-    sync::{Arc, Mutex, SpinLock},
+    sync::{
+        rcu::{self, RcuArc},
+        Arc, Mutex,
+    },
     types::ARef,
 };
 
@@ -60,9 +66,9 @@ impl Default for Config {
 /// The state of one device.
 #[pin_data]
 pub(crate) struct Rzram {
-    /// The memory of the initialised device; `None` until `disksize` is written.
-    #[pin]
-    pub(crate) storage: SpinLock<Option<Arc<Storage>>>,
+    /// The memory of the initialised device; `None` until `disksize` is written. Replaced only
+    /// under `config`.
+    pub(crate) storage: RcuArc<Storage>,
     /// Serialises configuration (`disksize`, `reset`, `comp_algorithm`, `algorithm_params`,
     /// `mem_limit`); holds the algorithm and parameters the next `disksize` will use.
     #[pin]
@@ -100,7 +106,7 @@ impl Rzram {
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Rzram {
-                storage <- new_spinlock!(None, "rzram::storage"),
+                storage: RcuArc::new(None),
                 config <- new_mutex!(Config::default(), "rzram::config"),
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicBool::new(false),
@@ -115,7 +121,12 @@ impl Rzram {
 
     /// Returns the device's memory if it is initialised.
     pub(crate) fn storage(&self) -> Option<Arc<Storage>> {
-        self.storage.lock().clone()
+        self.storage.get_arc()
+    }
+
+    /// Whether the device is initialised (has storage). Stable while `config` is held.
+    pub(crate) fn initialized(&self) -> bool {
+        self.storage.get(&rcu::read_lock()).is_some()
     }
 
     /// Claims the device for a reset or a removal: fails with `EBUSY` if it is open or already
@@ -149,7 +160,8 @@ impl Rzram {
     /// 0. The caller has claimed the device.
     pub(crate) fn reset(&self, disk: &Disk) {
         let mut cfg = self.config.lock();
-        let storage = self.storage.lock().take();
+        // Returns after a grace period: no swap notify still uses the old storage.
+        let storage = self.storage.replace(None);
         // A `recompress` or `writeback` under way finishes first, as zram's reset waits for it:
         // then its backing device is closed when this returns.
         drop(self.pp_lock.lock());

@@ -17,6 +17,7 @@ use kernel::{
     error::code::*,
     page::PAGE_SIZE,
     prelude::*,
+    sync::rcu,
 };
 
 /// Sectors (512 bytes) per page.
@@ -133,18 +134,16 @@ impl Operations for Rzram {
 
     /// Swap freed the page at `slot`.
     ///
-    /// Runs in atomic context under swap's lock. May race with reads and writes of the same
-    /// page (then the slot is busy and left to be overwritten, counted in `miss_free`), with the
-    /// deferred free's drain, and with sysfs reads. Never races with a reset: swap holds the
-    /// device open.
+    /// Runs in atomic context under swap's lock, once per page of an exiting process: no lock
+    /// and no counter here (see `Storage::notify_free`). May race with reads and writes of the
+    /// same page, with the deferred free's drain, and with sysfs reads. Never races with a reset
+    /// (swap holds the device open), and the storage is reached under the RCU read-side lock
+    /// anyway, so it outlives this call whatever happens.
     fn swap_slot_free_notify(&self, slot: usize) {
-        // Under the spinlock the device cannot be reset, and no reference is dropped in this
-        // atomic context.
-        let guard = self.storage.lock();
-        let Some(storage) = guard.as_ref() else {
+        let guard = rcu::read_lock();
+        let Some(storage) = self.storage.get(&guard) else {
             return;
         };
-        storage.table.stats.notify_free.inc();
         if !storage.notify_free(slot) {
             storage.table.stats.miss_free.inc();
         }

@@ -11,7 +11,7 @@
 //!
 //! ```text
 //!  31     30       29..26   25         24   23       22..21  20     19        18     17     16..0
-//! [LOCK] [OBJECT] [unused] [UNDER_WB] [WB] [INCOMP] [PRIO]  [IDLE] [PENDING] [HUGE] [SAME] [size]
+//! [LOCK] [OBJECT] [unused] [UNDER_WB] [WB] [INCOMP] [PRIO]  [IDLE] [unused]  [HUGE] [SAME] [size]
 //! ```
 //!
 //! (`size` holds up to 65536 bytes.)
@@ -21,8 +21,6 @@
 //! - `SAME`: the page is one machine word repeated; the slot holds the word, no memory is used.
 //!   A slot never written has no flags and the word 0, so it reads as zeroes too.
 //! - `HUGE`: the page did not compress below zsmalloc's huge class size and is stored raw.
-//! - `PENDING`: swap freed the slot and its index waits in the deferred-free queue. A write
-//!   clears it, so a late drain never frees new data.
 //! - `IDLE`: set by the `idle` attribute on stored pages not accessed since a time; cleared when
 //!   the page is read or written.
 //! - `PRIO`: the priority of the algorithm that compressed the page: 0 for the primary one, 1 to 3
@@ -37,6 +35,13 @@
 //!   whether the block it wrote still holds the page.
 //!
 //! The contents (an object or the word) are reached only through the slot's guard.
+//!
+//! Next to the slots, one bit per slot says that swap freed the slot since its contents were
+//! last stored: `swap_slot_free_notify` sets it, with no lock, and queues the index for the
+//! deferred free; emptying the slot clears it (under the slot lock: a write, a discard, the
+//! drain). The drain frees a queued slot only if it finds the bit set under the slot's lock, so
+//! it never frees contents stored after the notify, and writeback and recompression leave such
+//! a slot alone.
 
 use crate::stats::Stats;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -53,8 +58,6 @@ const SIZE_MASK: u32 = (1 << 17) - 1;
 const SAME: u32 = 1 << 17;
 /// The page is stored uncompressed.
 const HUGE: u32 = 1 << 18;
-/// Swap freed the slot; its index is queued for the deferred free.
-const PENDING: u32 = 1 << 19;
 /// Not accessed since the last `idle` marking.
 const IDLE: u32 = 1 << 20;
 /// The priority of the algorithm that compressed the page (two bits).
@@ -81,7 +84,7 @@ pub(crate) type Slot = zsmalloc::Slot;
 kernel::static_assert!(core::mem::size_of::<Slot>() == 16);
 
 /// What a slot holds, as its lock word says: nothing, a repeated word, or a stored object (with
-/// its size, and whether it is stored uncompressed); and whether swap freed it.
+/// its size, and whether it is stored uncompressed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct State(u32);
 
@@ -97,11 +100,6 @@ impl State {
         State(size | if huge { HUGE } else { 0 })
     }
 
-    /// The same contents, freed by swap and queued for the deferred free.
-    pub(crate) fn pending(self) -> State {
-        State(self.0 | PENDING)
-    }
-
     /// Returns the size of the stored object; 0 for an empty or same-filled slot.
     pub(crate) fn size(self) -> usize {
         (self.0 & SIZE_MASK) as usize
@@ -113,10 +111,6 @@ impl State {
 
     pub(crate) fn is_huge(self) -> bool {
         self.0 & HUGE != 0
-    }
-
-    pub(crate) fn is_pending(self) -> bool {
-        self.0 & PENDING != 0
     }
 
     /// The same contents, marked idle or not.
@@ -194,8 +188,10 @@ pub(crate) struct Table {
     pub(crate) pool: Arc<Pool>,
     pub(crate) slots: zsmalloc::Table,
     pub(crate) stats: Stats,
-    /// The blocks of the backing device; none without one.
-    blocks: Blocks,
+    /// The blocks of the backing device in use; none without one.
+    blocks: Bits,
+    /// The slots that swap freed since their contents were stored, one bit each.
+    stale: Bits,
 }
 
 impl Table {
@@ -207,8 +203,21 @@ impl Table {
             slots: zsmalloc::Table::new(pool.clone(), pages)?,
             pool,
             stats: Stats::default(),
-            blocks: Blocks::new(backing_pages)?,
+            blocks: Bits::new(backing_pages)?,
+            stale: Bits::new(pages as u64)?,
         })
+    }
+
+    /// Swap freed slot `index`: marks it stale, without its lock. Returns `false` if `index` is
+    /// out of range.
+    pub(crate) fn mark_stale(&self, index: usize) -> bool {
+        self.stale.set(index as u64)
+    }
+
+    /// Whether swap freed slot `index` since its contents were stored. The caller holds the
+    /// slot's lock, so that no store or free changes the answer.
+    pub(crate) fn is_stale(&self, g: &SlotGuard<'_>) -> bool {
+        self.stale.test(g.index() as u64)
     }
 
     /// Empties a locked slot and returns its object, if any, for the caller to free (by dropping
@@ -218,6 +227,8 @@ impl Table {
         let w = State::of(g);
         State::EMPTY.set(g);
         g.set_aux(0);
+        // Whatever is stored next, swap has not freed it: a queued free must leave it.
+        self.stale.clear(g.index() as u64);
         if w.is_same() {
             self.stats.same_pages.dec();
             self.stats.pages_stored.dec();
@@ -255,31 +266,66 @@ impl Table {
 
     /// Releases a block of the backing device that [`reserve_block`](Self::reserve_block) gave.
     pub(crate) fn release_block(&self, block: u64) {
-        if self.blocks.release(block) {
+        if self.blocks.test_and_clear(block) {
             self.stats.bd_count.dec();
         }
     }
 }
 
-/// Which blocks of a backing device are in use, one bit each, set from the moment a writeback
-/// reserves the block until the page it holds is freed (or the writeback fails or finds the page
-/// changed). Reserved and released without a lock, from any context.
+/// A bitmap of atomic bits, set and cleared without a lock, from any context: which blocks of a
+/// backing device are in use (set from the moment a writeback reserves the block until the page
+/// it holds is freed, or the writeback fails or finds the page changed), and which slots are
+/// stale.
 ///
 /// Each initialisation of the device has its own (a reset drops it with the table), so neither a
 /// reservation nor the bounds of a scan outlive the device they were made for.
-struct Blocks {
+struct Bits {
     words: KVVec<AtomicU64>,
-    blocks: u64,
+    bits: u64,
 }
 
-impl Blocks {
-    fn new(blocks: u64) -> Result<Self> {
-        let n = usize::try_from(blocks.div_ceil(64)).map_err(|_| ENOMEM)?;
+impl Bits {
+    fn new(bits: u64) -> Result<Self> {
+        let n = usize::try_from(bits.div_ceil(64)).map_err(|_| ENOMEM)?;
         let mut words = KVVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
         for _ in 0..n {
             words.push(AtomicU64::new(0), GFP_KERNEL)?;
         }
-        Ok(Blocks { words, blocks })
+        Ok(Bits { words, bits })
+    }
+
+    /// The word and the mask of bit `i`; `None` if `i` is out of range.
+    fn word(&self, i: u64) -> Option<(&AtomicU64, u64)> {
+        if i >= self.bits {
+            return None;
+        }
+        let w = self.words.get(usize::try_from(i / 64).ok()?)?;
+        Some((w, 1 << (i % 64)))
+    }
+
+    /// Sets bit `i`; returns `false` if it is out of range.
+    fn set(&self, i: u64) -> bool {
+        let Some((w, bit)) = self.word(i) else {
+            return false;
+        };
+        // Release: the queue that carries `i` to whoever clears the bit orders the rest.
+        w.fetch_or(bit, Ordering::Release);
+        true
+    }
+
+    /// Whether bit `i` is set; `false` out of range.
+    fn test(&self, i: u64) -> bool {
+        self.word(i)
+            .is_some_and(|(w, bit)| w.load(Ordering::Acquire) & bit != 0)
+    }
+
+    /// Clears bit `i` if it is set; a load only if it is not.
+    fn clear(&self, i: u64) {
+        if let Some((w, bit)) = self.word(i) {
+            if w.load(Ordering::Relaxed) & bit != 0 {
+                w.fetch_and(!bit, Ordering::Release);
+            }
+        }
     }
 
     /// Sets the first clear bit and returns its block; `None` if all are set.
@@ -289,7 +335,7 @@ impl Blocks {
             loop {
                 let bit = (!cur).trailing_zeros();
                 let block = i as u64 * 64 + u64::from(bit);
-                if bit == 64 || block >= self.blocks {
+                if bit == 64 || block >= self.bits {
                     break;
                 }
                 match w.compare_exchange_weak(
@@ -306,16 +352,10 @@ impl Blocks {
         None
     }
 
-    /// Clears a block's bit; returns whether it was set.
-    fn release(&self, block: u64) -> bool {
-        let Some(w) = usize::try_from(block / 64)
-            .ok()
-            .and_then(|i| self.words.get(i))
-        else {
-            return false;
-        };
-        let bit = 1u64 << (block % 64);
-        w.fetch_and(!bit, Ordering::Release) & bit != 0
+    /// Clears bit `i`; returns whether it was set.
+    fn test_and_clear(&self, i: u64) -> bool {
+        self.word(i)
+            .is_some_and(|(w, bit)| w.fetch_and(!bit, Ordering::AcqRel) & bit != 0)
     }
 }
 
@@ -342,26 +382,37 @@ pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
 ///
 /// Its drain may race with reads and writes of the same slots, and with itself (the worker and a
 /// full queue's inline drain): each slot is emptied under its lock, and only if it is still
-/// `PENDING`, that is, not written since the notify.
+/// stale, that is, not emptied or written since the notify (the stale bit is taken under the
+/// lock, so two drains of one index free it once).
 pub(crate) struct SwapFrees(pub(crate) Arc<Table>);
+
+impl SwapFrees {
+    /// Empties slot `index` if swap freed it and nothing was stored since; returns its object.
+    fn take_stale<'t>(t: &'t Table, index: u32) -> Option<Handle<'t>> {
+        let mut g = t.slots.lock(index as usize)?;
+        if t.stale.test_and_clear(u64::from(index)) {
+            t.take(&mut g)
+        } else {
+            None
+        }
+    }
+}
 
 impl DeferredFree for SwapFrees {
     type Item = u32;
 
     fn drain(&self, items: &[u32]) {
         let t = &*self.0;
+        if let [index] = items {
+            // The synchronous fallback of a full queue, on the notify's path: one object, freed
+            // directly.
+            drop(Self::take_stale(t, *index));
+            return;
+        }
         // Each slot is emptied under its lock; the objects are then freed together, sorted by
         // size class, taking each class lock once per batch.
-        let taken = items.iter().filter_map(|&i| {
-            let mut g = t.slots.lock(i as usize)?;
-            // A write since the notify replaced the contents and cleared the flag.
-            if State::of(&g).is_pending() {
-                t.take(&mut g)
-            } else {
-                None
-            }
-        });
-        t.pool.free_bulk(taken);
+        t.pool
+            .free_bulk(items.iter().filter_map(|&i| Self::take_stale(t, i)));
     }
 }
 
@@ -385,25 +436,22 @@ mod tests {
                 let st = State::stored(size, huge);
                 assert_eq!(st.size(), size);
                 assert_eq!(st.is_huge(), huge);
-                assert!(!st.is_same() && !st.is_pending());
-                let p = st.pending();
-                assert!(p.is_pending());
-                assert_eq!((p.size(), p.is_huge()), (size, huge));
-                let i = p.with_idle(true);
-                assert!(i.is_idle() && i.is_pending() && !st.is_idle());
+                assert!(!st.is_same());
+                let i = st.with_idle(true);
+                assert!(i.is_idle() && !st.is_idle());
                 assert_eq!((i.size(), i.is_huge()), (size, huge));
-                assert_eq!(i.with_idle(false), p);
+                assert_eq!(i.with_idle(false), st);
                 for prio in 0..MAX_PRIO {
                     let r = i.with_prio(prio).incompressible();
                     assert_eq!(r.prio(), prio);
-                    assert!(r.is_incompressible() && r.is_idle() && r.is_pending());
+                    assert!(r.is_incompressible() && r.is_idle());
                     assert_eq!((r.size(), r.is_huge()), (size, huge));
                     assert_eq!(r.with_prio(0).prio(), 0);
                 }
                 assert!(!st.is_incompressible() && st.prio() == 0);
             }
         }
-        assert!(State::SAME.is_same() && State::SAME.pending().is_same());
+        assert!(State::SAME.is_same() && State::SAME.with_idle(true).is_same());
         assert_eq!(State::SAME.size(), 0);
         assert!(State::EMPTY != State::SAME);
         // The state survives locking, and the table's own bits never show.
@@ -469,30 +517,44 @@ mod tests {
         Ok(())
     }
 
+    /// Stores an object of 100 bytes in slot `i`, as a write does (emptying it first).
+    fn store(pool: &Pool, table: &Table, i: usize) -> Result {
+        // Allocate first: the slot lock disables preemption.
+        let h = pool.alloc(100, GFP_KERNEL)?.write(&[1; 100])?;
+        let mut g = table.slots.lock(i).ok_or(EINVAL)?;
+        table.clear(&mut g);
+        g.replace(Contents::Object(h))?;
+        State::stored(100, false).set(&mut g);
+        table.stats.pages_stored.inc();
+        table.stats.compr_data_size.add(100);
+        Ok(())
+    }
+
     #[test]
     fn deferred_drain_respects_writes() -> Result {
         let pool = pool(c_str!("rzram_kunit_slots"))?;
         let table = Arc::new(Table::new(pool.clone(), 4, 0)?, GFP_KERNEL)?;
         for i in 0..4 {
-            // Allocate first: the slot lock disables preemption.
-            let h = pool.alloc(100, GFP_KERNEL)?.write(&[1; 100])?;
-            let mut g = table.slots.lock(i).ok_or(EINVAL)?;
-            g.replace(Contents::Object(h))?;
-            let st = State::stored(100, false);
-            let st = if i == 1 { st } else { st.pending() };
-            st.set(&mut g);
-            table.stats.pages_stored.inc();
-            table.stats.compr_data_size.add(100);
+            store(&pool, &table, i)?;
+            assert!(table.mark_stale(i));
         }
-        // Slot 1 was rewritten after its notify (no PENDING): the drain must leave it.
-        SwapFrees(table.clone()).drain(&[0, 1, 2, 3, 9999]);
+        assert!(!table.mark_stale(4));
+        // Slot 1 was rewritten after its notify, which cleared its stale bit: the drain must
+        // leave it. Slot 2 is queued twice: freed once.
+        store(&pool, &table, 1)?;
+        assert!(!table.is_stale(&table.slots.lock(1).ok_or(EINVAL)?));
+        SwapFrees(table.clone()).drain(&[0, 1, 2, 2, 3, 9999]);
         assert!(!table.slots.lock(0).ok_or(EINVAL)?.has_object());
         assert!(table.slots.lock(1).ok_or(EINVAL)?.has_object());
         assert_eq!(table.stats.pages_stored.get(), 1);
         assert_eq!(table.stats.compr_data_size.get(), 100);
         assert_eq!(pool.live_objects(), 1);
-        table.clear(&mut table.slots.lock(1).ok_or(EINVAL)?);
+        // The synchronous fallback: one index, freed directly; a second time, nothing.
+        assert!(table.mark_stale(1));
+        SwapFrees(table.clone()).drain(&[1]);
+        SwapFrees(table.clone()).drain(&[1]);
         assert_eq!(pool.live_objects(), 0);
+        assert_eq!(table.stats.pages_stored.get(), 0);
         assert_eq!(pool.total_pages(), 0);
         Ok(())
     }
@@ -517,7 +579,7 @@ mod tests {
             (300, true, 2, true)
         );
         assert_eq!(u.without_wb(), st);
-        assert!(u.pending().is_under_wb() && u.pending().is_pending());
+        assert!(u.with_idle(false).is_under_wb());
         assert!(!State::EMPTY.is_wb() && !State::EMPTY.is_under_wb());
         Ok(())
     }

@@ -56,9 +56,10 @@ pub(crate) struct Stats {
     pub(crate) max_used_pages: Counter,
     pub(crate) failed_reads: Counter,
     pub(crate) failed_writes: Counter,
-    /// Calls of `swap_slot_free_notify`, and pages freed by discards and write-zeroes.
+    /// Pages freed by discards and write-zeroes. `notify_free` adds the swap notifications,
+    /// counted by the deferred-free queue off their path (`Storage::notify_free_count`).
     pub(crate) notify_free: Counter,
-    /// Notifications that found the slot locked and freed nothing.
+    /// Notifications that queued nothing and freed nothing (only from interrupt context).
     pub(crate) miss_free: Counter,
     /// Writes that had to wait for memory (the allocation slow path).
     pub(crate) writestall: Counter,

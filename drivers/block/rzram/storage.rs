@@ -111,7 +111,6 @@ impl Recompress {
         !st.is_same()
             && !st.is_wb()
             && !st.is_under_wb()
-            && !st.is_pending()
             && !st.is_incompressible()
             && (!self.idle || st.is_idle())
             && (!self.huge || st.is_huge())
@@ -262,8 +261,8 @@ impl Storage {
     /// rather than let the pool grow beyond it.
     ///
     /// May race with reads, writes, frees and the deferred free of the same page: the last to take
-    /// the slot lock wins, and a write clears `PENDING`, so a deferred free queued before it
-    /// leaves the new contents alone.
+    /// the slot lock wins, and a write empties the slot first, which clears its stale bit, so a
+    /// deferred free queued before it leaves the new contents alone.
     pub(crate) fn write_page(&self, index: usize, src: &[u8], limit_pages: u64) -> Result {
         let t = &*self.table;
         if index >= t.slots.len() {
@@ -414,7 +413,8 @@ impl Storage {
         let pool: &Pool = &t.pool;
         let mut g = t.slots.lock(index).ok_or(EIO)?;
         let st = State::of(&g);
-        if !g.has_object() || !opts.eligible(st) {
+        // A slot swap freed waits for its deferred free.
+        if !g.has_object() || !opts.eligible(st) || self.table.is_stale(&g) {
             return Ok(false);
         }
         let old_size = st.size();
@@ -495,36 +495,40 @@ impl Storage {
         }
     }
 
-    /// Swap freed page `index`: a same-filled page is emptied at once; a stored one is marked and
-    /// queued for the deferred free. Returns `false` if the slot was busy (being read or written)
-    /// and nothing was done, as zram counts in `miss_free`.
+    /// Returns `notify_free`: the pages freed by discards and write-zeroes (counted as they go)
+    /// and the calls of `swap_slot_free_notify`, which are not counted on their path: each
+    /// queued its index, fell back to a synchronous free, or (from interrupt context) missed.
+    pub(crate) fn notify_free_count(&self) -> u64 {
+        let d = self.deferred.stats();
+        let s = &self.table.stats;
+        s.notify_free.get() + d.pushed + d.sync_frees + s.miss_free.get()
+    }
+
+    /// Swap freed page `index`: marks its slot stale and queues it for the deferred free, which
+    /// empties it if it is still stale then. Returns `false` if nothing was queued (only from
+    /// interrupt context, never for swap): the page then keeps its data until it is next
+    /// written, as zram counts in `miss_free`.
     ///
-    /// May race with a read or write of the same page (then the slot is busy, and it is left to
-    /// be overwritten, as in zram), and runs in atomic context under swap's lock.
+    /// It takes no lock and costs one atomic bit and a push onto this CPU's queue. Runs in atomic
+    /// context under swap's lock. Why this is enough:
+    ///
+    /// - a read of the same page under way holds the slot lock; the drain takes it too, so the
+    ///   page is never freed under its reader;
+    /// - a write, discard or free after the notify empties the slot under its lock, which clears
+    ///   the stale bit: the drain, which takes the bit under the slot lock, then leaves the new
+    ///   contents alone; a notify racing a write of the same page (which swap never does: it
+    ///   frees a slot before it reuses it) frees whichever contents the slot holds when the
+    ///   drain runs;
+    /// - the storage cannot go away meanwhile: the caller reached it under the RCU read-side
+    ///   lock, and a reset drops it only after a grace period, draining the queue first
+    ///   ([`Deferred`]'s drop).
     pub(crate) fn notify_free(&self, index: usize) -> bool {
-        let t = &*self.table;
-        let mut g = match t.slots.try_lock(index) {
-            Ok(g) => g,
-            Err(e) if e == EBUSY => return false,
-            // Out of range: nothing to free.
-            Err(_) => return true,
-        };
-        if !g.has_object() {
-            // A repeated word needs no zsmalloc call, nor does a written-back page (its block is
-            // released with an atomic bit): freed here. Otherwise the slot was never written, or
-            // is already free.
-            let st = State::of(&g);
-            if st.is_same() || st.is_wb() {
-                t.clear(&mut g);
-            }
+        // Out of range: nothing to free.
+        if !self.table.mark_stale(index) {
             return true;
         }
-        State::of(&g).pending().set(&mut g);
-        // Unlocked before the push: the drain may run inline, and it takes slot locks.
-        drop(g);
-        // Queued, or freed at once if the queue is full. From interrupt context (never, for
-        // swap) nothing is queued and the slot keeps its data, as for a busy slot; the stale
-        // `PENDING` is harmless, since only a queued index is drained.
+        // Queued, or freed at once if the queue is full (`SwapFrees::drain`). Slot indices fit
+        // in `u32` (`with_config`).
         self.deferred.push(index as u32).is_ok()
     }
 
@@ -824,27 +828,33 @@ mod tests {
     }
 
     #[test]
-    fn notify_free_same_busy_and_out_of_range() -> Result {
+    fn notify_free_same_held_and_out_of_range() -> Result {
         let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
         let s = &storage.table.stats;
-        // A same-filled page is freed at once, without the queue.
+        // A same-filled page is queued and emptied by the drain, like any other.
         storage.write_page(2, &page(|_| 0x11)?, 0)?;
         assert_eq!(s.same_pages.get(), 1);
         assert!(storage.notify_free(2));
+        storage.deferred.flush();
         assert_eq!(s.same_pages.get(), 0);
         assert_eq!(s.pages_stored.get(), 0);
-        assert_eq!(storage.deferred.stats().pushed, 0);
+        assert_eq!(storage.deferred.stats().pushed, 1);
         let mut out = page(|_| 0x55)?;
         storage.read_page(2, &mut out)?;
         assert!(out.iter().all(|&b| b == 0));
-        // A busy slot is left alone and reported; an index past the end has nothing to free.
+        // A notify while the slot is held (as by a reader) takes no lock: the page is freed by
+        // the drain, after the holder is done.
         storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
         {
-            let _held = storage.table.slots.lock(3);
-            assert!(!storage.notify_free(3));
+            let held = storage.table.slots.lock(3).ok_or(EINVAL)?;
+            assert!(storage.notify_free(3));
+            assert!(held.has_object());
         }
-        assert_eq!(s.pages_stored.get(), 1);
+        storage.deferred.flush();
+        assert_eq!(s.pages_stored.get(), 0);
+        // An index past the end has nothing to free and queues nothing.
         assert!(storage.notify_free(8));
+        assert_eq!(storage.deferred.stats().pushed, 2);
         Ok(())
     }
 }

@@ -14,10 +14,10 @@
 //! discarded, freed by swap or reset meanwhile:
 //!
 //! - the write is submitted with the slot marked `UNDER_WB`; anything that changes the contents
-//!   clears the mark (a write or a free empties the whole state, swap's free marks it
-//!   `PENDING`), and the completion commits the block to the slot only if the mark is still
-//!   there and the page was not freed: otherwise it releases the block, so no block is leaked
-//!   and no new data is replaced by old;
+//!   clears the mark (a write or a free empties the whole state; swap's free marks the slot
+//!   stale), and the completion commits the block to the slot only if the mark is still there
+//!   and the slot is not stale: otherwise it releases the block, so no block is leaked and no
+//!   new data is replaced by old;
 //! - a block is reserved before the slot is checked and released on every path that does not
 //!   commit it (ineligible slot, failed write, changed slot); `bd_count` counts the reserved
 //!   blocks and returns to 0 when every page is freed;
@@ -108,7 +108,6 @@ impl Writeback<'_> {
         !st.is_same()
             && !st.is_wb()
             && !st.is_under_wb()
-            && !st.is_pending()
             && (!self.idle || st.is_idle())
             && (!self.huge || st.is_huge())
             && (!self.incompressible || st.is_incompressible())
@@ -200,7 +199,8 @@ impl Storage {
     ) -> Result<Option<usize>> {
         let mut g = self.table.slots.lock(index).ok_or(EIO)?;
         let st = State::of(&g);
-        if !g.has_object() || !wb.eligible(st) {
+        // A slot swap freed waits for its deferred free.
+        if !g.has_object() || !wb.eligible(st) || self.table.is_stale(&g) {
             return Ok(None);
         }
         let size = st.size();
@@ -254,7 +254,7 @@ impl Storage {
             return;
         };
         let st = State::of(&g);
-        if !st.is_under_wb() || st.is_pending() || !g.has_object() {
+        if !st.is_under_wb() || t.is_stale(&g) || !g.has_object() {
             // Written, freed or recompressed since (which cleared the mark), or freed by swap
             // (its deferred free empties the slot): the block holds nothing of it.
             if st.is_under_wb() {

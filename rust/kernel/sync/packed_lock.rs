@@ -202,8 +202,8 @@ impl<T> PackedLock<T> {
 
     /// Sets the lock bit once if it is clear; on success preemption stays disabled.
     fn raw_try_lock(&self) -> Option<u32> {
-        // SAFETY: FFI call without preconditions; balanced below or by the guard's drop.
-        unsafe { bindings::preempt_disable() };
+        // Balanced below or by the guard's drop.
+        preempt_disable();
         let cur = self.word.load(Ordering::Relaxed);
         if cur & LOCKED == 0
             && self
@@ -213,8 +213,8 @@ impl<T> PackedLock<T> {
         {
             return Some(cur);
         }
-        // SAFETY: balances the `preempt_disable()` above.
-        unsafe { bindings::preempt_enable() };
+        // Balances the `preempt_disable()` above.
+        preempt_enable();
         None
     }
 
@@ -310,7 +310,33 @@ impl<T> Drop for PackedGuard<'_, T> {
         self.class.release();
         // Clears the lock bit and publishes the bits and the data to the next holder.
         self.lock.word.store(self.bits, Ordering::Release);
-        // SAFETY: balances the `preempt_disable()` of `try_lock()`.
-        unsafe { bindings::preempt_enable() };
+        // Balances the `preempt_disable()` of `try_lock()`.
+        preempt_enable();
     }
+}
+
+/// `preempt_disable()`. Without `CONFIG_PREEMPT_COUNT` the C macro is only a compiler barrier,
+/// and so is this: no out-of-line call on the lock's fast path.
+#[inline(always)]
+fn preempt_disable() {
+    #[cfg(CONFIG_PREEMPT_COUNT)]
+    // SAFETY: FFI call without preconditions; the callers balance it with `preempt_enable()`.
+    unsafe {
+        bindings::preempt_disable()
+    };
+    #[cfg(not(CONFIG_PREEMPT_COUNT))]
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+}
+
+/// `preempt_enable()`, a compiler barrier only without `CONFIG_PREEMPT_COUNT`, as in C (where
+/// nothing can be preempted, so there is no rescheduling to check for either).
+#[inline(always)]
+fn preempt_enable() {
+    #[cfg(CONFIG_PREEMPT_COUNT)]
+    // SAFETY: FFI call; the callers balance an earlier `preempt_disable()`.
+    unsafe {
+        bindings::preempt_enable()
+    };
+    #[cfg(not(CONFIG_PREEMPT_COUNT))]
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
 }

@@ -82,6 +82,7 @@ pub enum Contents<'a> {
 /// let h = table.pool().alloc(5, GFP_KERNEL)?.write(b"hello")?;
 /// {
 ///     let mut slot = table.lock(1).ok_or(EINVAL)?;
+///     assert_eq!(slot.index(), 1);
 ///     slot.replace(Contents::Object(h))?;
 ///     slot.set_bits(5);
 ///     slot.set_aux(0xdead_beef);
@@ -178,7 +179,11 @@ impl Table {
     /// Context: task context, never interrupt context.
     pub fn lock(&self, i: usize) -> Option<SlotGuard<'_>> {
         let guard = self.slots.get(i)?.0.lock(self.class);
-        Some(SlotGuard { table: self, guard })
+        Some(SlotGuard {
+            table: self,
+            guard,
+            index: i,
+        })
     }
 
     /// Locks slot `i` if nobody holds it.
@@ -204,7 +209,11 @@ impl Table {
     pub fn try_lock(&self, i: usize) -> Result<SlotGuard<'_>> {
         let slot = self.slots.get(i).ok_or(EINVAL)?;
         let guard = slot.0.try_lock(self.class).ok_or(EBUSY)?;
-        Ok(SlotGuard { table: self, guard })
+        Ok(SlotGuard {
+            table: self,
+            guard,
+            index: i,
+        })
     }
 
     /// Returns a snapshot of the caller bits of slot `i`, which a holder of its lock may change
@@ -243,9 +252,15 @@ impl Drop for Table {
 pub struct SlotGuard<'t> {
     table: &'t Table,
     guard: PackedGuard<'t, SlotData>,
+    index: usize,
 }
 
 impl<'t> SlotGuard<'t> {
+    /// Returns the index of the slot in its table.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// Returns the caller bits (30 bits), as they will be when the lock is released.
     pub fn bits(&self) -> u32 {
         self.guard.bits() & Table::MAX_BITS

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RCU: read-side critical sections, and an optional [`Arc`] that readers follow under one
+//! without touching its reference count.
+//!
+//! C header: [`include/linux/rcupdate.h`](srctree/include/linux/rcupdate.h)
+
+use crate::{bindings, sync::Arc};
+use core::{
+    marker::PhantomData,
+    ptr,
+    sync::atomic::{AtomicPtr, Ordering},
+};
+
+/// Evidence that the RCU read side lock is held on the current thread/CPU.
+///
+/// The type is not `Send`: the read side lock is per thread/CPU. Sleeping while a guard lives is
+/// a bug (reported by `CONFIG_DEBUG_ATOMIC_SLEEP` under `CONFIG_PREEMPT_RCU`), as in C.
+///
+/// # Invariants
+///
+/// The RCU read side lock is actually held while instances of this guard exist.
+pub struct Guard(PhantomData<*mut ()>);
+
+impl Guard {
+    /// Acquires the RCU read side lock and returns a guard.
+    #[inline]
+    pub fn new() -> Self {
+        // SAFETY: An FFI call with no additional requirements.
+        unsafe { bindings::rcu_read_lock() };
+        // INVARIANT: The RCU read side lock was just acquired above.
+        Self(PhantomData)
+    }
+
+    /// Explicitly releases the RCU read side lock.
+    #[inline]
+    pub fn unlock(self) {}
+}
+
+impl Default for Guard {
+    #[inline]
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Guard {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: By the type invariants, the RCU read side lock is held, so it may be released.
+        unsafe { bindings::rcu_read_unlock() };
+    }
+}
+
+/// Acquires the RCU read side lock.
+#[inline]
+pub fn read_lock() -> Guard {
+    Guard::new()
+}
+
+/// An optional [`Arc<T>`] that readers reach under the RCU read side lock, without taking a
+/// reference, and that writers replace.
+///
+/// [`get`](Self::get) is one load: the reference it returns lives as long as the reader's
+/// [`Guard`]. [`replace`](Self::replace) waits for an RCU grace period before it hands the
+/// previous `Arc` back, so no reader can still be using it when its caller drops it. This is the
+/// C pattern of `rcu_dereference()` on the read side and `rcu_replace_pointer()` followed by
+/// `synchronize_rcu()` on the update side, with the freeing left to the `Arc`.
+///
+/// # Invariants
+///
+/// `ptr` is null or a pointer returned by [`Arc::into_raw`] whose reference this object owns. A
+/// pointer that [`replace`](Self::replace) took out of `ptr` keeps its reference until an RCU
+/// grace period has elapsed since it was taken out.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::sync::{rcu::{self, RcuArc}, Arc};
+///
+/// let cell = RcuArc::new(Some(Arc::new(1u32, GFP_KERNEL)?));
+/// {
+///     let guard = rcu::read_lock();
+///     assert_eq!(cell.get(&guard), Some(&1));
+/// }
+/// let old = cell.replace(Some(Arc::new(2u32, GFP_KERNEL)?));
+/// assert_eq!(old.as_deref(), Some(&1));
+/// assert_eq!(cell.get_arc().as_deref(), Some(&2));
+/// assert_eq!(cell.replace(None).as_deref(), Some(&2));
+/// assert!(cell.get(&rcu::read_lock()).is_none());
+/// # Ok::<(), Error>(())
+/// ```
+pub struct RcuArc<T: Send + Sync> {
+    ptr: AtomicPtr<T>,
+    _owns: PhantomData<Arc<T>>,
+}
+
+// SAFETY: `RcuArc<T>` owns an `Arc<T>`, which may be sent to another thread since `T` is
+// `Send + Sync`.
+unsafe impl<T: Send + Sync> Send for RcuArc<T> {}
+
+// SAFETY: Through `&RcuArc<T>` other threads get `&T` (fine, `T: Sync`) and swap `Arc<T>`s in and
+// out with atomic operations (fine, `Arc<T>` is `Send` for `T: Send + Sync`).
+unsafe impl<T: Send + Sync> Sync for RcuArc<T> {}
+
+impl<T: Send + Sync> RcuArc<T> {
+    /// Creates a new `RcuArc` holding `value`.
+    pub fn new(value: Option<Arc<T>>) -> Self {
+        // INVARIANT: the pointer comes from `Arc::into_raw` (or is null), and its reference moves
+        // into the new object.
+        Self {
+            ptr: AtomicPtr::new(Self::into_ptr(value)),
+            _owns: PhantomData,
+        }
+    }
+
+    fn into_ptr(value: Option<Arc<T>>) -> *mut T {
+        value.map_or(ptr::null_mut(), |a| Arc::into_raw(a).cast_mut())
+    }
+
+    /// Returns the value now held, for as long as `guard` holds the RCU read side lock.
+    ///
+    /// A [`replace`](Self::replace) that runs meanwhile does not affect the value returned: it
+    /// stays valid until `guard` is dropped.
+    #[inline]
+    pub fn get<'a>(&'a self, _guard: &'a Guard) -> Option<&'a T> {
+        // Acquire: pairs with the release of `replace`, so the new value's initialisation is
+        // visible, as `rcu_dereference()` orders it.
+        let p = self.ptr.load(Ordering::Acquire);
+        // SAFETY: by the type invariants `p` is null or comes from `Arc::into_raw`, and its
+        // reference is either owned by `self` or was taken out by a `replace` that holds it until
+        // a grace period has elapsed; the grace period cannot end while `_guard`, an RCU read-side
+        // critical section that started before this load, exists; the returned reference borrows
+        // `_guard`, so it does not outlive it.
+        unsafe { p.as_ref() }
+    }
+
+    /// Returns a new reference to the value now held.
+    pub fn get_arc(&self) -> Option<Arc<T>> {
+        let guard = Guard::new();
+        let p = self.ptr.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` comes from `Arc::into_raw` (type invariants); its reference count cannot
+        // reach zero before `guard` is dropped, which is after the new reference is taken (see
+        // `get`); no `UniqueArc` to the value exists, since references to it are shared.
+        let arc = Arc::from(unsafe { crate::sync::ArcBorrow::from_raw(p) });
+        drop(guard);
+        Some(arc)
+    }
+
+    /// Replaces the value held with `value`, and returns the previous one once no reader can
+    /// still be using it.
+    ///
+    /// Context: process context; sleeps (an RCU grace period): never with the RCU read side
+    /// lock held, which would wait for itself.
+    pub fn replace(&self, value: Option<Arc<T>>) -> Option<Arc<T>> {
+        // INVARIANT: the new pointer comes from `Arc::into_raw`, and its reference moves into
+        // `self`; the old one's reference is held by this call until after the grace period.
+        // Release: pairs with the acquire loads of readers.
+        let old = self.ptr.swap(Self::into_ptr(value), Ordering::AcqRel);
+        if old.is_null() {
+            return None;
+        }
+        // SAFETY: an FFI call with no additional requirements (the context is documented).
+        unsafe { bindings::synchronize_rcu() };
+        // SAFETY: `old` came from `Arc::into_raw` and its reference is ours (type invariants); the
+        // grace period has elapsed, so no reader still holds a reference obtained from it.
+        Some(unsafe { Arc::from_raw(old) })
+    }
+}
+
+impl<T: Send + Sync> Drop for RcuArc<T> {
+    fn drop(&mut self) {
+        let p = *self.ptr.get_mut();
+        if !p.is_null() {
+            // SAFETY: `p` comes from `Arc::into_raw` and its reference is owned by `self` (type
+            // invariants). No reader can hold a reference from `get`: each borrows `self`, which
+            // is borrowed mutably here.
+            drop(unsafe { Arc::from_raw(p) });
+        }
+    }
+}
