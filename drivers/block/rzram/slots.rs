@@ -308,8 +308,10 @@ impl Bits {
         let Some((w, bit)) = self.word(i) else {
             return false;
         };
-        // Release: the queue that carries `i` to whoever clears the bit orders the rest.
-        w.fetch_or(bit, Ordering::Release);
+        // Relaxed: whoever acts on the bit learns of it through something that orders it (the
+        // deferred-free queue hands the index over under its lock and workqueue), and every
+        // reader takes the bit under the slot lock.
+        w.fetch_or(bit, Ordering::Relaxed);
         true
     }
 

@@ -110,7 +110,8 @@ unsafe extern "C" fn drain_callback<T: DeferredFree>(
     // SAFETY: `owner` is the pinned owner of a live `Deferred<T>`, which outlives its C queue.
     let owner = unsafe { &*owner.cast::<T>() };
     // The queue stores items of `size_of::<T::Item>()` bytes at that stride from a page-aligned
-    // address; `push` never runs from interrupt context, so no push interrupts another.
+    // address; zs_deferred_push() queues nothing from interrupt context, so no push interrupts
+    // another on the same CPU.
     // SAFETY: so `elems` holds `nr` aligned `T::Item`s, each copied whole from a valid `T::Item`
     // by `push`.
     let items = unsafe { core::slice::from_raw_parts(elems.cast::<T::Item>(), nr as usize) };
@@ -228,22 +229,22 @@ impl<T: DeferredFree> Deferred<T> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn push(&self, item: T::Item) -> core::result::Result<Pushed, T::Item> {
-        // zs_deferred_push() writes this CPU's buffer with only preemption disabled: a push from
-        // an interrupt that interrupted a push on the same CPU would corrupt it.
+        // SAFETY: `raw` is live; `item` is `size_of::<T::Item>()` readable bytes, which the queue
+        // copies. zs_deferred_push() refuses in interrupt context itself, where a push could
+        // interleave with the push of the task it interrupted.
+        let queued =
+            unsafe { bindings::zs_deferred_push(self.raw, core::ptr::from_ref(&item).cast()) };
+        if queued {
+            return Ok(Pushed::Queued);
+        }
+        // Refused: the queue is full, or this is interrupt context, where the drain (which
+        // takes its owner's locks) must not run.
         // SAFETY: FFI call without preconditions.
         if unsafe { bindings::in_interrupt() } {
             return Err(item);
         }
-        // SAFETY: `raw` is live; `item` is `size_of::<T::Item>()` readable bytes, which the queue
-        // copies; not in interrupt context, as zs_deferred_push() requires.
-        let queued =
-            unsafe { bindings::zs_deferred_push(self.raw, core::ptr::from_ref(&item).cast()) };
-        if queued {
-            Ok(Pushed::Queued)
-        } else {
-            self.owner.drain(core::slice::from_ref(&item));
-            Ok(Pushed::Drained)
-        }
+        self.owner.drain(core::slice::from_ref(&item));
+        Ok(Pushed::Drained)
     }
 
     /// Waits until every item pushed before the call has been drained.
