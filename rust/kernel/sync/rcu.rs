@@ -14,8 +14,10 @@ use core::{
 
 /// Evidence that the RCU read side lock is held on the current thread/CPU.
 ///
-/// The type is not `Send`: the read side lock is per thread/CPU. Sleeping while a guard lives is
-/// a bug (reported by `CONFIG_DEBUG_ATOMIC_SLEEP` under `CONFIG_PREEMPT_RCU`), as in C.
+/// The type is neither `Send` nor `Sync`: the read side lock is per thread/CPU. Sleeping while a
+/// guard lives is a bug, as in C: without `CONFIG_PREEMPT_RCU` it ends the read-side critical
+/// section, so that references obtained under the guard may be freed (`CONFIG_DEBUG_ATOMIC_SLEEP`
+/// reports it). [`RcuArc::replace`], which sleeps, checks that it is not called under a guard.
 ///
 /// # Invariants
 ///
@@ -63,7 +65,9 @@ pub fn read_lock() -> Guard {
 ///
 /// [`get`](Self::get) is one load: the reference it returns lives as long as the reader's
 /// [`Guard`]. [`replace`](Self::replace) waits for an RCU grace period before it hands the
-/// previous `Arc` back, so no reader can still be using it when its caller drops it. This is the
+/// previous `Arc` back, so no reader can still be using it when its caller drops it; called
+/// where it cannot wait (under a guard, or in atomic context), it warns and leaks the previous
+/// value instead. This is the
 /// C pattern of `rcu_dereference()` on the read side and `rcu_replace_pointer()` followed by
 /// `synchronize_rcu()` on the update side, with the freeing left to the `Arc`.
 ///
@@ -71,7 +75,7 @@ pub fn read_lock() -> Guard {
 ///
 /// `ptr` is null or a pointer returned by [`Arc::into_raw`] whose reference this object owns. A
 /// pointer that [`replace`](Self::replace) took out of `ptr` keeps its reference until an RCU
-/// grace period has elapsed since it was taken out.
+/// grace period has elapsed since it was taken out, or forever.
 ///
 /// # Examples
 ///
@@ -88,6 +92,15 @@ pub fn read_lock() -> Guard {
 /// assert_eq!(cell.get_arc().as_deref(), Some(&2));
 /// assert_eq!(cell.replace(None).as_deref(), Some(&2));
 /// assert!(cell.get(&rcu::read_lock()).is_none());
+///
+/// // Under a guard `replace` cannot wait for readers, this thread among them: it leaks the
+/// // previous value rather than free it under the reference.
+/// let cell = RcuArc::new(Some(Arc::new(3u32, GFP_KERNEL)?));
+/// let guard = rcu::read_lock();
+/// let three = cell.get(&guard).ok_or(EINVAL)?;
+/// assert!(cell.replace(None).is_none());
+/// assert_eq!(*three, 3);
+/// drop(guard);
 /// # Ok::<(), Error>(())
 /// ```
 pub struct RcuArc<T: Send + Sync> {
@@ -129,9 +142,10 @@ impl<T: Send + Sync> RcuArc<T> {
         let p = self.ptr.load(Ordering::Acquire);
         // SAFETY: by the type invariants `p` is null or comes from `Arc::into_raw`, and its
         // reference is either owned by `self` or was taken out by a `replace` that holds it until
-        // a grace period has elapsed; the grace period cannot end while `_guard`, an RCU read-side
-        // critical section that started before this load, exists; the returned reference borrows
-        // `_guard`, so it does not outlive it.
+        // a grace period has elapsed (or forever, if that `replace` runs under a guard); the grace
+        // period cannot end while `_guard`, an RCU read-side critical section that started before
+        // this load, exists and the thread does not sleep (a documented bug, as in C); the
+        // returned reference borrows `_guard`, so it does not outlive it.
         unsafe { p.as_ref() }
     }
 
@@ -153,8 +167,9 @@ impl<T: Send + Sync> RcuArc<T> {
     /// Replaces the value held with `value`, and returns the previous one once no reader can
     /// still be using it.
     ///
-    /// Context: process context; sleeps (an RCU grace period): never with the RCU read side
-    /// lock held, which would wait for itself.
+    /// Context: process context, not under a [`Guard`]; sleeps (an RCU grace period). Under a
+    /// guard (the thread may hold a reference to the previous value) or in atomic context it
+    /// cannot wait: it warns and leaks the previous value, returning `None`.
     pub fn replace(&self, value: Option<Arc<T>>) -> Option<Arc<T>> {
         // INVARIANT: the new pointer comes from `Arc::into_raw`, and its reference moves into
         // `self`; the old one's reference is held by this call until after the grace period.
@@ -163,7 +178,16 @@ impl<T: Send + Sync> RcuArc<T> {
         if old.is_null() {
             return None;
         }
-        // SAFETY: an FFI call with no additional requirements (the context is documented).
+        // SAFETY: an FFI call with no additional requirements.
+        if unsafe { bindings::rcu_cannot_sync() } {
+            // This thread may hold a reference to the old value, which a grace period would not
+            // protect (without `CONFIG_PREEMPT_RCU` the wait itself ends the read-side critical
+            // section): the reference `old` owns is never released.
+            crate::pr_warn!("RcuArc::replace() under an RCU read-side lock: leaking\n");
+            return None;
+        }
+        // SAFETY: an FFI call; not in a read-side critical section nor in atomic context (checked
+        // above), as it requires.
         unsafe { bindings::synchronize_rcu() };
         // SAFETY: `old` came from `Arc::into_raw` and its reference is ours (type invariants); the
         // grace period has elapsed, so no reader still holds a reference obtained from it.

@@ -196,10 +196,10 @@ impl<T: DeferredFree> Deferred<T> {
     /// context the queue is not touched and nothing is drained: the item comes back as the
     /// error, and the caller keeps whatever it names.
     ///
-    /// Context: task context; may be called with preemption disabled or under a spinlock
-    /// (atomic), never from interrupt context (hardirq, softirq, or with bottom halves disabled);
-    /// does not sleep. Since the drain may run inline, the caller must not hold a lock that the
-    /// drain takes.
+    /// Context: task context, preemption disabled or under a spinlock (atomic) allowed; does not
+    /// sleep. Since the drain may run inline, the caller must not hold a lock that the drain
+    /// takes. In interrupt context (hardirq, softirq, or with bottom halves disabled) it does
+    /// nothing and returns the item as the error.
     ///
     /// # Examples
     ///
