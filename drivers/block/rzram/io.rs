@@ -4,11 +4,13 @@
 //!
 //! # Lock order
 //!
-//! A bio takes no lock of its own: it holds a reference to the storage (taken under the
-//! `storage` spinlock, which is then released) for its duration, so a reset never frees memory a
-//! bio uses, and works page by page through `storage.rs`, whose slot lock, compression stream and
-//! zsmalloc mapping nest in that order. The swap-slot notification runs in atomic context under
-//! swap's lock and takes the `storage` spinlock and then, with a trylock, one slot lock.
+//! A bio takes no lock of its own: it holds a reference to the storage (taken under the RCU
+//! read-side lock) for its duration, so a reset never frees memory a bio uses, and works page by
+//! page through `storage.rs`, whose slot lock, compression stream and zsmalloc mapping nest in
+//! that order. The swap-slot notification runs in atomic context under swap's lock and takes no
+//! lock: it reads the storage under the RCU read-side lock, sets an atomic bit and pushes onto
+//! this CPU's deferred-free queue (whose drain, inline when the queue is full, takes one slot
+//! lock at a time).
 
 use crate::{device::Rzram, storage::Storage};
 use core::{ops::Range, sync::atomic::Ordering};

@@ -214,6 +214,11 @@ impl Table {
         self.stale.set(index as u64)
     }
 
+    /// Undoes [`mark_stale`](Self::mark_stale) for a notify that queued nothing.
+    pub(crate) fn unmark_stale(&self, index: usize) {
+        self.stale.clear(index as u64);
+    }
+
     /// Whether swap freed slot `index` since its contents were stored. The caller holds the
     /// slot's lock, so that no store or free changes the answer.
     pub(crate) fn is_stale(&self, g: &SlotGuard<'_>) -> bool {
@@ -308,9 +313,11 @@ impl Bits {
         let Some((w, bit)) = self.word(i) else {
             return false;
         };
-        // Relaxed: whoever acts on the bit learns of it through something that orders it (the
-        // deferred-free queue hands the index over under its lock and workqueue), and every
-        // reader takes the bit under the slot lock.
+        // Relaxed: the drain, which frees on the bit, gets the index through the deferred-free
+        // queue, whose hand-over (its lock, its workqueue) orders this store before the drain's
+        // test; a write that reuses the slot, and clears the bit, is ordered after the notify by
+        // swap's own locks; writeback and recompression only skip stale slots, so a late view
+        // of the bit costs them nothing but a page the drain frees anyway.
         w.fetch_or(bit, Ordering::Relaxed);
         true
     }
@@ -406,8 +413,8 @@ impl DeferredFree for SwapFrees {
     fn drain(&self, items: &[u32]) {
         let t = &*self.0;
         if let [index] = items {
-            // The synchronous fallback of a full queue, on the notify's path: one object, freed
-            // directly.
+            // One object (the synchronous fallback of a full queue, on the notify's path, or a
+            // buffer with one index): freed directly, not through a bulk free.
             drop(Self::take_stale(t, *index));
             return;
         }
@@ -542,7 +549,7 @@ mod tests {
         }
         assert!(!table.mark_stale(4));
         // Slot 1 was rewritten after its notify, which cleared its stale bit: the drain must
-        // leave it. Slot 2 is queued twice: freed once.
+        // leave it. Slot 2 is queued twice: the second finds nothing to free.
         store(&pool, &table, 1)?;
         assert!(!table.is_stale(&table.slots.lock(1).ok_or(EINVAL)?));
         SwapFrees(table.clone()).drain(&[0, 1, 2, 2, 3, 9999]);
@@ -551,7 +558,7 @@ mod tests {
         assert_eq!(table.stats.pages_stored.get(), 1);
         assert_eq!(table.stats.compr_data_size.get(), 100);
         assert_eq!(pool.live_objects(), 1);
-        // The synchronous fallback: one index, freed directly; a second time, nothing.
+        // A drain of one index frees it directly; a second time, nothing.
         assert!(table.mark_stale(1));
         SwapFrees(table.clone()).drain(&[1]);
         SwapFrees(table.clone()).drain(&[1]);

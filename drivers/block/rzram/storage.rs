@@ -8,8 +8,8 @@
 //! `CpuLocked` spinlock), then zsmalloc's mapping of an object (its per-CPU area and the zspage's
 //! lock). A read takes all three, in that order. A write compresses and allocates with the
 //! stream and the mapping but without a slot lock, then takes the slot lock alone to swap the
-//! contents. The device's configuration mutex and its `storage` spinlock (`device.rs`) are
-//! never taken under any of these. Only one slot lock is held at a time.
+//! contents. The device's configuration mutex (`device.rs`) is never taken under any of these.
+//! Only one slot lock is held at a time. The swap notify takes none of them (`notify_free`).
 
 use crate::{
     device::Config,
@@ -523,13 +523,20 @@ impl Storage {
     ///   lock, and a reset drops it only after a grace period, draining the queue first
     ///   ([`Deferred`]'s drop).
     pub(crate) fn notify_free(&self, index: usize) -> bool {
-        // Out of range: nothing to free.
+        // Out of range (never from swap): nothing to free; counted here, off the common path.
         if !self.table.mark_stale(index) {
+            self.table.stats.notify_free.inc();
             return true;
         }
         // Queued, or freed at once if the queue is full (`SwapFrees::drain`). Slot indices fit
         // in `u32` (`with_config`).
-        self.deferred.push(index as u32).is_ok()
+        if self.deferred.push(index as u32).is_ok() {
+            return true;
+        }
+        // Interrupt context: nothing queued, so the slot is not stale either (writeback and
+        // recompression would skip it until it is rewritten).
+        self.table.unmark_stale(index);
+        false
     }
 
     /// Takes a slot lock and then this CPU's stream, the documented order (a read does it), then
@@ -843,7 +850,9 @@ mod tests {
         storage.read_page(2, &mut out)?;
         assert!(out.iter().all(|&b| b == 0));
         // A notify while the slot is held (as by a reader) takes no lock: the page is freed by
-        // the drain, after the holder is done.
+        // the drain, after the holder is done. (The push is the queue's second: a new queue has
+        // spare pages, so it cannot fall back to draining inline, which would wait for the
+        // lock held here.)
         storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
         {
             let held = storage.table.slots.lock(3).ok_or(EINVAL)?;
