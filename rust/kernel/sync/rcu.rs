@@ -140,12 +140,12 @@ impl<T: Send + Sync> RcuArc<T> {
         // Acquire: pairs with the release of `replace`, so the new value's initialisation is
         // visible, as `rcu_dereference()` orders it.
         let p = self.ptr.load(Ordering::Acquire);
-        // SAFETY: by the type invariants `p` is null or comes from `Arc::into_raw`, and its
-        // reference is either owned by `self` or was taken out by a `replace` that holds it until
-        // a grace period has elapsed (or forever, if that `replace` runs under a guard); the grace
-        // period cannot end while `_guard`, an RCU read-side critical section that started before
-        // this load, exists and the thread does not sleep (a documented bug, as in C); the
-        // returned reference borrows `_guard`, so it does not outlive it.
+        // By the type invariants `p` is null or comes from `Arc::into_raw`, and its reference is
+        // owned by `self` or held by a `replace` until a grace period has elapsed (or forever, if
+        // that `replace` runs under a guard); the grace period cannot end while `_guard`, a
+        // read-side critical section begun before this load, exists and the thread does not
+        // sleep (a documented bug, as in C).
+        // SAFETY: so `p` is null or valid while `_guard` lives, and the result borrows `_guard`.
         unsafe { p.as_ref() }
     }
 
