@@ -229,11 +229,11 @@ impl<T: DeferredFree> Deferred<T> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn push(&self, item: T::Item) -> core::result::Result<Pushed, T::Item> {
-        // SAFETY: `raw` is live; `item` is `size_of::<T::Item>()` readable bytes, which the queue
-        // copies. zs_deferred_push() refuses in interrupt context itself, where a push could
-        // interleave with the push of the task it interrupted.
-        let queued =
-            unsafe { bindings::zs_deferred_push(self.raw, core::ptr::from_ref(&item).cast()) };
+        // zs_deferred_push() refuses in interrupt context itself, where a push could interleave
+        // with the push of the task it interrupted.
+        let elem = core::ptr::from_ref(&item).cast();
+        // SAFETY: `raw` is live; `elem` is `size_of::<T::Item>()` readable bytes, copied.
+        let queued = unsafe { bindings::zs_deferred_push(self.raw, elem) };
         if queued {
             return Ok(Pushed::Queued);
         }
