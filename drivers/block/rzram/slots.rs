@@ -37,11 +37,14 @@
 //! The contents (an object or the word) are reached only through the slot's guard.
 //!
 //! Next to the slots, one bit per slot says that swap freed the slot since its contents were
-//! last stored: `swap_slot_free_notify` sets it, with no lock, and queues the index for the
-//! deferred free; emptying the slot clears it (under the slot lock: a write, a discard, the
-//! drain). The drain frees a queued slot only if it finds the bit set under the slot's lock, so
-//! it never frees contents stored after the notify, and writeback and recompression leave such
-//! a slot alone.
+//! last stored ([`Stale`]): `swap_slot_free_notify` sets it with one atomic OR and no lock;
+//! emptying the slot clears it (under the slot lock: a write, a discard, the drain). The bits
+//! come 32 to a 64-bit word, next to a `QUEUED` bit: the notify that sets `QUEUED` queues the
+//! word's index for the deferred free, and every other notify to the word rides on that one,
+//! so that swap freeing neighbouring slots, as an exiting process does, touches the per-CPU
+//! queue once in 32 notifies. The drain frees a slot only if it finds its bit set under the
+//! slot's lock, so it never frees contents stored after the notify, and writeback and
+//! recompression leave a stale slot alone.
 
 use crate::stats::Stats;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -190,8 +193,8 @@ pub(crate) struct Table {
     pub(crate) stats: Stats,
     /// The blocks of the backing device in use; none without one.
     blocks: Bits,
-    /// The slots that swap freed since their contents were stored, one bit each.
-    stale: Bits,
+    /// The slots that swap freed since their contents were stored.
+    stale: Stale,
 }
 
 impl Table {
@@ -204,25 +207,33 @@ impl Table {
             pool,
             stats: Stats::default(),
             blocks: Bits::new(backing_pages)?,
-            stale: Bits::new(pages as u64)?,
+            stale: Stale::new(pages)?,
         })
     }
 
-    /// Swap freed slot `index`: marks it stale, without its lock. Returns `false` if `index` is
-    /// out of range.
-    pub(crate) fn mark_stale(&self, index: usize) -> bool {
-        self.stale.set(index as u64)
+    /// Swap freed slot `index`: marks it stale, without its lock. See [`Marked`].
+    #[inline]
+    pub(crate) fn mark_stale(&self, index: usize) -> Marked {
+        self.stale.mark(index)
     }
 
-    /// Undoes [`mark_stale`](Self::mark_stale) for a notify that queued nothing.
+    /// Undoes [`mark_stale`](Self::mark_stale) that returned [`Marked::First`] for a notify that
+    /// could not queue the word (from interrupt context, never for swap). Notifies to the same
+    /// word since then found it queued: their slots keep their contents until they are
+    /// rewritten, or until the next notify to the word queues it.
     pub(crate) fn unmark_stale(&self, index: usize) {
-        self.stale.clear(index as u64);
+        self.stale.unmark(index);
     }
 
     /// Whether swap freed slot `index` since its contents were stored. The caller holds the
     /// slot's lock, so that no store or free changes the answer.
     pub(crate) fn is_stale(&self, g: &SlotGuard<'_>) -> bool {
-        self.stale.test(g.index() as u64)
+        self.stale.test(g.index())
+    }
+
+    /// Returns the number of stale slots that no drain or store has emptied yet.
+    pub(crate) fn stale_pending(&self) -> u64 {
+        self.stale.count()
     }
 
     /// Empties a locked slot and returns its object, if any, for the caller to free (by dropping
@@ -232,8 +243,11 @@ impl Table {
         let w = State::of(g);
         State::EMPTY.set(g);
         g.set_aux(0);
-        // Whatever is stored next, swap has not freed it: a queued free must leave it.
-        self.stale.clear(g.index() as u64);
+        // Whatever is stored next, swap has not freed it: a queued free must leave it. A notify
+        // whose bit is cleared here is counted here (its free is this one).
+        if self.stale.clear(g.index()) {
+            self.stats.notify_free.inc();
+        }
         if w.is_same() {
             self.stats.same_pages.dec();
             self.stats.pages_stored.dec();
@@ -279,8 +293,7 @@ impl Table {
 
 /// A bitmap of atomic bits, set and cleared without a lock, from any context: which blocks of a
 /// backing device are in use (set from the moment a writeback reserves the block until the page
-/// it holds is freed, or the writeback fails or finds the page changed), and which slots are
-/// stale.
+/// it holds is freed, or the writeback fails or finds the page changed).
 ///
 /// Each initialisation of the device has its own (a reset drops it with the table), so neither a
 /// reservation nor the bounds of a scan outlive the device they were made for.
@@ -306,35 +319,6 @@ impl Bits {
         }
         let w = self.words.get(usize::try_from(i / 64).ok()?)?;
         Some((w, 1 << (i % 64)))
-    }
-
-    /// Sets bit `i`; returns `false` if it is out of range.
-    fn set(&self, i: u64) -> bool {
-        let Some((w, bit)) = self.word(i) else {
-            return false;
-        };
-        // Relaxed: the drain, which frees on the bit, gets the index through the deferred-free
-        // queue, whose hand-over (its lock, its workqueue) orders this store before the drain's
-        // test; a write that reuses the slot, and clears the bit, is ordered after the notify by
-        // swap's own locks; writeback and recompression only skip stale slots, so a late view
-        // of the bit costs them nothing but a page the drain frees anyway.
-        w.fetch_or(bit, Ordering::Relaxed);
-        true
-    }
-
-    /// Whether bit `i` is set; `false` out of range.
-    fn test(&self, i: u64) -> bool {
-        self.word(i)
-            .is_some_and(|(w, bit)| w.load(Ordering::Acquire) & bit != 0)
-    }
-
-    /// Clears bit `i` if it is set; a load only if it is not.
-    fn clear(&self, i: u64) {
-        if let Some((w, bit)) = self.word(i) {
-            if w.load(Ordering::Relaxed) & bit != 0 {
-                w.fetch_and(!bit, Ordering::Release);
-            }
-        }
     }
 
     /// Sets the first clear bit and returns its block; `None` if all are set.
@@ -368,6 +352,147 @@ impl Bits {
     }
 }
 
+/// What [`Table::mark_stale`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Marked {
+    /// The slot is stale, and its word was queued already: the drain that takes the word will
+    /// see the bit.
+    Queued,
+    /// The slot is stale, and its word, of this index, was not queued: the caller must queue it
+    /// for [`SwapFrees`] (or undo the mark with [`Table::unmark_stale`]).
+    First(u32),
+    /// The index is past the bitmap's last word: nothing was marked.
+    OutOfRange,
+}
+
+/// The stale bits: 32 slots to a 64-bit word, and above them `QUEUED`, set while a drain of the
+/// word is queued.
+///
+/// The last word may have bits past the last slot: a notify marks them as any other (the notify
+/// checks one bound, the words'; swap never notifies past the end), and the drain clears them
+/// without a slot lock, there being no slot.
+///
+/// # Invariants
+///
+/// A word with `QUEUED` set is in the deferred-free queue (or its drain has started and has not
+/// yet taken the bits): a slot bit set while `QUEUED` is set is seen by that drain. The notify
+/// sets the slot's bit and `QUEUED` in one atomic OR, and the one that found `QUEUED` clear
+/// queues the word; the drain clears `QUEUED` and takes the slot bits in one atomic AND. Both
+/// act on one location, so each notify either finds `QUEUED` set before the drain's AND (which
+/// then returns its bit) or clear after it (and queues the word again).
+struct Stale {
+    words: KVVec<AtomicU64>,
+}
+
+impl Stale {
+    /// Slots to a word.
+    const PER_WORD: usize = 32;
+    const SLOTS: u64 = (1 << Self::PER_WORD) - 1;
+    const QUEUED: u64 = 1 << Self::PER_WORD;
+
+    fn new(slots: usize) -> Result<Self> {
+        let n = slots.div_ceil(Self::PER_WORD);
+        let mut words = KVVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
+        for _ in 0..n {
+            words.push(AtomicU64::new(0), GFP_KERNEL)?;
+        }
+        // INVARIANT: no bit is set, and nothing is queued.
+        Ok(Stale { words })
+    }
+
+    /// The word and the mask of slot `i`'s bit; `None` if `i` is past the last word.
+    #[inline]
+    fn word(&self, i: usize) -> Option<(&AtomicU64, u64)> {
+        let w = self.words.get(i / Self::PER_WORD)?;
+        Some((w, 1 << (i % Self::PER_WORD)))
+    }
+
+    #[inline]
+    fn mark(&self, i: usize) -> Marked {
+        let Some((w, bit)) = self.word(i) else {
+            return Marked::OutOfRange;
+        };
+        // Relaxed: the drain takes the bit with an atomic AND on the same word, which reads the
+        // last value in the word's modification order, and the slot's contents under the slot
+        // lock; a write that reuses the slot, and clears the bit, is ordered after the notify by
+        // swap's own locks; writeback and recompression only skip stale slots, so a late view
+        // of the bit costs them nothing but a page the drain frees anyway.
+        let old = w.fetch_or(bit | Self::QUEUED, Ordering::Relaxed);
+        if old & Self::QUEUED != 0 {
+            Marked::Queued
+        } else {
+            // Fits: `Storage::new` keeps slot indices in `u32`.
+            Marked::First((i / Self::PER_WORD) as u32)
+        }
+    }
+
+    /// Clears slot `i`'s bit and its word's `QUEUED`, which [`mark`](Self::mark) set and could
+    /// not queue.
+    fn unmark(&self, i: usize) {
+        if let Some((w, bit)) = self.word(i) {
+            // INVARIANT: the caller did not queue the word; a notify from now on queues it.
+            w.fetch_and(!(bit | Self::QUEUED), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether slot `i`'s bit is set; `false` past the last word.
+    fn test(&self, i: usize) -> bool {
+        self.word(i)
+            .is_some_and(|(w, bit)| w.load(Ordering::Acquire) & bit != 0)
+    }
+
+    /// Clears slot `i`'s bit; returns whether it was set. A load only if it is not.
+    fn clear(&self, i: usize) -> bool {
+        let Some((w, bit)) = self.word(i) else {
+            return false;
+        };
+        w.load(Ordering::Relaxed) & bit != 0 && w.fetch_and(!bit, Ordering::AcqRel) & bit != 0
+    }
+
+    /// Takes a queued word for its drain: clears its `QUEUED` and returns the slots whose bits
+    /// are set (each still to be cleared under its slot's lock). Nothing for an index past the
+    /// end.
+    fn take_word(&self, word: u32) -> StaleSlots {
+        let Some(w) = self.words.get(word as usize) else {
+            return StaleSlots { base: 0, bits: 0 };
+        };
+        // INVARIANT: `QUEUED` is cleared here and the bits taken in the same atomic step: a
+        // notify from now on queues the word again.
+        let bits = w.fetch_and(!Self::QUEUED, Ordering::AcqRel) & Self::SLOTS;
+        StaleSlots {
+            base: word as usize * Self::PER_WORD,
+            bits,
+        }
+    }
+
+    /// Returns the number of slot bits set.
+    fn count(&self) -> u64 {
+        self.words
+            .iter()
+            .map(|w| u64::from((w.load(Ordering::Relaxed) & Self::SLOTS).count_ones()))
+            .sum()
+    }
+}
+
+/// The slots whose stale bits one word had when its drain took it.
+struct StaleSlots {
+    base: usize,
+    bits: u64,
+}
+
+impl Iterator for StaleSlots {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.bits == 0 {
+            return None;
+        }
+        let b = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.base + b)
+    }
+}
+
 /// Returns the time now, in the unit of a slot's access time: seconds since boot
 /// (`CLOCK_BOOTTIME`, as of the last tick), saturated to 32 bits (136 years).
 pub(crate) fn now_secs() -> u32 {
@@ -387,22 +512,27 @@ pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
     g.aux()
 }
 
-/// Frees the slots whose indices swap queued in `swap_slot_free_notify`.
+/// Frees the slots that swap freed in `swap_slot_free_notify`, given the words of the stale
+/// bitmap that the notifies queued ([`Marked::First`]).
 ///
 /// Its drain may race with reads and writes of the same slots, and with itself (the worker and a
 /// full queue's inline drain): each slot is emptied under its lock, and only if it is still
 /// stale, that is, not emptied or written since the notify (the stale bit is taken under the
-/// lock, so two drains of one index free it once).
+/// lock, so two drains of one word free each slot once).
 pub(crate) struct SwapFrees(pub(crate) Arc<Table>);
 
 impl SwapFrees {
-    /// Empties slot `index` if swap freed it and nothing was stored since; returns its object.
-    fn take_stale<'t>(t: &'t Table, index: u32) -> Option<Handle<'t>> {
-        let mut g = t.slots.lock(index as usize)?;
-        if t.stale.test_and_clear(u64::from(index)) {
-            t.take(&mut g)
+    /// Empties slot `index` if swap freed it and nothing was stored since; returns whether it
+    /// did, and its object, if any.
+    fn take_stale<'t>(t: &'t Table, index: usize) -> (bool, Option<Handle<'t>>) {
+        let Some(mut g) = t.slots.lock(index) else {
+            // Past the last slot, in the last word: nothing to free, and no lock to take.
+            return (t.stale.clear(index), None);
+        };
+        if t.stale.clear(index) {
+            (true, t.take(&mut g))
         } else {
-            None
+            (false, None)
         }
     }
 }
@@ -410,18 +540,23 @@ impl SwapFrees {
 impl DeferredFree for SwapFrees {
     type Item = u32;
 
-    fn drain(&self, items: &[u32]) {
+    fn drain(&self, words: &[u32]) {
         let t = &*self.0;
-        if let [index] = items {
-            // One object (the synchronous fallback of a full queue, on the notify's path, or a
-            // buffer with one index): freed directly, not through a bulk free.
-            drop(Self::take_stale(t, *index));
-            return;
-        }
+        let mut freed = 0;
         // Each slot is emptied under its lock; the objects are then freed together, sorted by
-        // size class, taking each class lock once per batch.
-        t.pool
-            .free_bulk(items.iter().filter_map(|&i| Self::take_stale(t, i)));
+        // size class, taking each class lock once per batch (one object is freed directly).
+        t.pool.free_bulk(
+            words
+                .iter()
+                .flat_map(|&w| t.stale.take_word(w))
+                .filter_map(|i| {
+                    let (was_stale, h) = Self::take_stale(t, i);
+                    freed += u64::from(was_stale);
+                    h
+                }),
+        );
+        // Counted once a batch, off the notify's path.
+        t.stats.notify_free.add(freed);
     }
 }
 
@@ -543,28 +678,77 @@ mod tests {
     fn deferred_drain_respects_writes() -> Result {
         let pool = pool(c_str!("rzram_kunit_slots"))?;
         let table = Arc::new(Table::new(pool.clone(), 4, 0)?, GFP_KERNEL)?;
+        let s = &table.stats;
         for i in 0..4 {
             store(&pool, &table, i)?;
-            assert!(table.mark_stale(i));
         }
-        assert!(!table.mark_stale(4));
-        // Slot 1 was rewritten after its notify, which cleared its stale bit: the drain must
-        // leave it. Slot 2 is queued twice: the second finds nothing to free.
+        // The first notify to a word queues it; the others ride on it.
+        assert_eq!(table.mark_stale(0), Marked::First(0));
+        for i in 1..4 {
+            assert_eq!(table.mark_stale(i), Marked::Queued);
+        }
+        assert_eq!(table.mark_stale(32), Marked::OutOfRange);
+        assert_eq!(table.stale_pending(), 4);
+        // Slot 1 was rewritten after its notify, which cleared its stale bit (and counted the
+        // notify): the drain must leave it.
         store(&pool, &table, 1)?;
         assert!(!table.is_stale(&table.slots.lock(1).ok_or(EINVAL)?));
-        SwapFrees(table.clone()).drain(&[0, 1, 2, 2, 3, 9999]);
+        assert_eq!((s.notify_free.get(), table.stale_pending()), (1, 3));
+        // The word queued twice, and a word past the end: the second finds nothing to free.
+        SwapFrees(table.clone()).drain(&[0, 0, 9999]);
         assert!(!table.slots.lock(0).ok_or(EINVAL)?.has_object());
         assert!(table.slots.lock(1).ok_or(EINVAL)?.has_object());
-        assert_eq!(table.stats.pages_stored.get(), 1);
-        assert_eq!(table.stats.compr_data_size.get(), 100);
+        assert_eq!(s.pages_stored.get(), 1);
+        assert_eq!(s.compr_data_size.get(), 100);
         assert_eq!(pool.live_objects(), 1);
-        // A drain of one index frees it directly; a second time, nothing.
-        assert!(table.mark_stale(1));
-        SwapFrees(table.clone()).drain(&[1]);
-        SwapFrees(table.clone()).drain(&[1]);
+        assert_eq!((s.notify_free.get(), table.stale_pending()), (4, 0));
+        // The drain took the word: the next notify queues it again.
+        assert_eq!(table.mark_stale(1), Marked::First(0));
+        SwapFrees(table.clone()).drain(&[0]);
+        SwapFrees(table.clone()).drain(&[0]);
         assert_eq!(pool.live_objects(), 0);
-        assert_eq!(table.stats.pages_stored.get(), 0);
+        assert_eq!(s.pages_stored.get(), 0);
         assert_eq!(pool.total_pages(), 0);
+        assert_eq!(s.notify_free.get(), 5);
+        // A mark that could not be queued is undone, and the word is not queued.
+        assert_eq!(table.mark_stale(2), Marked::First(0));
+        table.unmark_stale(2);
+        assert_eq!(table.stale_pending(), 0);
+        assert_eq!(table.mark_stale(3), Marked::First(0));
+        SwapFrees(table.clone()).drain(&[0]);
+        assert_eq!(s.notify_free.get(), 6);
+        Ok(())
+    }
+
+    /// Slots map to words of 32; the last word's bits past the last slot are marked and
+    /// drained like the others, with nothing to free.
+    #[test]
+    fn stale_words() -> Result {
+        let table = Arc::new(
+            Table::new(pool(c_str!("rzram_kunit_stale"))?, 70, 0)?,
+            GFP_KERNEL,
+        )?;
+        assert_eq!(table.mark_stale(31), Marked::First(0));
+        assert_eq!(table.mark_stale(0), Marked::Queued);
+        assert_eq!(table.mark_stale(32), Marked::First(1));
+        assert_eq!(table.mark_stale(63), Marked::Queued);
+        assert_eq!(table.mark_stale(69), Marked::First(2));
+        assert_eq!(table.mark_stale(95), Marked::Queued);
+        assert_eq!(table.mark_stale(96), Marked::OutOfRange);
+        assert_eq!(table.mark_stale(usize::MAX), Marked::OutOfRange);
+        assert_eq!(table.stale_pending(), 6);
+        SwapFrees(table.clone()).drain(&[2]);
+        assert_eq!(table.stale_pending(), 4);
+        assert_eq!(table.stats.notify_free.get(), 2);
+        let mut word1: KVec<usize> = KVec::new();
+        for i in table.stale.take_word(1) {
+            word1.push(i, GFP_KERNEL)?;
+        }
+        assert_eq!(&word1[..], &[32, 63]);
+        // Taken: the next notify to the word queues it again, and the bits stay until cleared.
+        assert_eq!(table.mark_stale(40), Marked::First(1));
+        assert_eq!(table.stale_pending(), 5);
+        assert_eq!(table.stale.take_word(3).count(), 0);
         Ok(())
     }
 

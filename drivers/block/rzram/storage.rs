@@ -13,7 +13,7 @@
 
 use crate::{
     device::Config,
-    slots::{self, State, SwapFrees, Table, MAX_PRIO},
+    slots::{self, Marked, State, SwapFrees, Table, MAX_PRIO},
 };
 use core::ops::Range;
 use kernel::{
@@ -148,7 +148,8 @@ impl Storage {
     /// algorithm refuses its parameters.
     pub(crate) fn with_config(name: &CStr, disksize: u64, cfg: &Config) -> Result<Arc<Storage>> {
         let pages = usize::try_from(disksize / PAGE_SIZE as u64).map_err(|_| ENOMEM)?;
-        // Slot indices travel through the deferred-free queue as `u32`.
+        // Slot indices fit in `u32`, as zram's; the deferred-free queue carries the stale
+        // bitmap's word indices as `u32`.
         if u32::try_from(pages).is_err() {
             return Err(ENOMEM);
         }
@@ -495,42 +496,55 @@ impl Storage {
         }
     }
 
-    /// Returns `notify_free`: the pages freed by discards and write-zeroes (counted as they go)
-    /// and the calls of `swap_slot_free_notify`, which are not counted on their path: each
-    /// queued its index, fell back to a synchronous free, or (from interrupt context) missed.
+    /// Returns `notify_free`: the pages freed by discards and write-zeroes, and the calls of
+    /// `swap_slot_free_notify`, which are not counted on their path: each stale bit is counted
+    /// when the drain or a store clears it, or here while it is set; a notify that marked
+    /// nothing counted as `miss_free` or, past the end, in `notify_free` at once.
     pub(crate) fn notify_free_count(&self) -> u64 {
-        let d = self.deferred.stats();
         let s = &self.table.stats;
-        s.notify_free.get() + d.pushed + d.sync_frees + s.miss_free.get()
+        s.notify_free.get() + s.miss_free.get() + self.table.stale_pending()
     }
 
-    /// Swap freed page `index`: marks its slot stale and queues it for the deferred free, which
-    /// empties it if it is still stale then. Returns `false` if nothing was queued (only from
-    /// interrupt context, never for swap): the page then keeps its data until it is next
-    /// written, as zram counts in `miss_free`.
+    /// Swap freed page `index`: marks its slot stale, and queues the slot's word of the stale
+    /// bitmap for the deferred free unless a notify before did, which then empties the slot if
+    /// it is still stale. Returns `false` if nothing was marked (only from interrupt context,
+    /// never for swap): the page then keeps its data until it is next written, as zram counts in
+    /// `miss_free`.
     ///
-    /// It takes no lock and costs one atomic bit and a push onto this CPU's queue. Runs in atomic
-    /// context under swap's lock. Why this is enough:
+    /// It takes no lock and costs one atomic OR; once in 32 notifies to neighbouring slots, a
+    /// push onto this CPU's queue too. Runs in atomic context under swap's lock. Why this is
+    /// enough:
     ///
     /// - a read of the same page under way holds the slot lock; the drain takes it too, so the
     ///   page is never freed under its reader;
     /// - a write, discard or free after the notify empties the slot under its lock, which clears
-    ///   the stale bit: the drain, which takes the bit under the slot lock, then leaves the new
+    ///   the stale bit: the drain, which clears the bit under the slot lock, then leaves the new
     ///   contents alone; a notify racing a write of the same page (which swap never does: it
     ///   frees a slot before it reuses it) frees whichever contents the slot holds when the
     ///   drain runs;
+    /// - a bit set while its word is queued is seen by that word's drain, and a bit set after
+    ///   the drain took the word queues the word again (the invariant of `slots::Stale`);
     /// - the storage cannot go away meanwhile: the caller reached it under the RCU read-side
     ///   lock, and a reset drops it only after a grace period, draining the queue first
     ///   ([`Deferred`]'s drop).
+    #[inline]
     pub(crate) fn notify_free(&self, index: usize) -> bool {
-        // Out of range (never from swap): nothing to free; counted here, off the common path.
-        if !self.table.mark_stale(index) {
-            self.table.stats.notify_free.inc();
-            return true;
+        match self.table.mark_stale(index) {
+            Marked::Queued => true,
+            // Queued, or drained at once if the queue is full (`SwapFrees::drain`).
+            Marked::First(word) => self.queue_stale(index, word),
+            // Never from swap: nothing to free; counted here, off the common path.
+            Marked::OutOfRange => {
+                self.table.stats.notify_free.inc();
+                true
+            }
         }
-        // Queued, or freed at once if the queue is full (`SwapFrees::drain`). Slot indices fit
-        // in `u32` (`with_config`).
-        if self.deferred.push(index as u32).is_ok() {
+    }
+
+    /// Queues word `word` of the stale bitmap, which the notify of slot `index` marked first.
+    #[inline(never)]
+    fn queue_stale(&self, index: usize, word: u32) -> bool {
+        if self.deferred.push(word).is_ok() {
             return true;
         }
         // Interrupt context: nothing queued, so the slot is not stale either (writeback and
@@ -831,6 +845,11 @@ mod tests {
         assert_eq!(storage.table.stats.pages_stored.get(), 0);
         storage.read_page(1, &mut out)?;
         assert!(out.iter().all(|&b| b == 0));
+        // Both notifies count: the first when the write cleared its bit, the second when the
+        // drain did.
+        assert_eq!(storage.notify_free_count(), 2);
+        assert!(storage.notify_free(1));
+        assert_eq!(storage.notify_free_count(), 3);
         Ok(())
     }
 
@@ -861,9 +880,14 @@ mod tests {
         }
         storage.deferred.flush();
         assert_eq!(s.pages_stored.get(), 0);
-        // An index past the end has nothing to free and queues nothing.
-        assert!(storage.notify_free(8));
+        // An index past the bitmap has nothing to free and queues nothing; one past the last
+        // slot but in the last word is queued, and the drain finds nothing to free.
+        assert!(storage.notify_free(32));
         assert_eq!(storage.deferred.stats().pushed, 2);
+        assert!(storage.notify_free(8));
+        storage.deferred.flush();
+        assert_eq!(storage.deferred.stats().pushed, 3);
+        assert_eq!(storage.notify_free_count(), 4);
         Ok(())
     }
 }

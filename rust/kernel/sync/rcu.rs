@@ -28,8 +28,7 @@ impl Guard {
     /// Acquires the RCU read side lock and returns a guard.
     #[inline]
     pub fn new() -> Self {
-        // SAFETY: An FFI call with no additional requirements.
-        unsafe { bindings::rcu_read_lock() };
+        raw_read_lock();
         // INVARIANT: The RCU read side lock was just acquired above.
         Self(PhantomData)
     }
@@ -50,8 +49,47 @@ impl Drop for Guard {
     #[inline]
     fn drop(&mut self) {
         // SAFETY: By the type invariants, the RCU read side lock is held, so it may be released.
-        unsafe { bindings::rcu_read_unlock() };
+        unsafe { raw_read_unlock() };
     }
+}
+
+/// `rcu_read_lock()`, as in C. With `CONFIG_PREEMPT_RCU` and without lockdep (whose RCU
+/// annotations need `CONFIG_DEBUG_LOCK_ALLOC`), the C inline function is one call of
+/// `__rcu_read_lock()`, made here directly rather than through a helper, which would add a
+/// frame to read-side sections that are whole hot paths (a block driver's swap notify).
+#[inline(always)]
+fn raw_read_lock() {
+    #[cfg(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC)))]
+    // SAFETY: An FFI call with no additional requirements; it is all `rcu_read_lock()` does in
+    // this configuration.
+    unsafe {
+        bindings::__rcu_read_lock()
+    };
+    #[cfg(not(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC))))]
+    // SAFETY: An FFI call with no additional requirements.
+    unsafe {
+        bindings::rcu_read_lock()
+    };
+}
+
+/// `rcu_read_unlock()`, as in C; see [`raw_read_lock`].
+///
+/// # Safety
+///
+/// The current thread/CPU must hold the RCU read side lock, which [`raw_read_lock`] took.
+#[inline(always)]
+unsafe fn raw_read_unlock() {
+    #[cfg(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC)))]
+    // SAFETY: The caller holds the read side lock; this is all `rcu_read_unlock()` does in this
+    // configuration.
+    unsafe {
+        bindings::__rcu_read_unlock()
+    };
+    #[cfg(not(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC))))]
+    // SAFETY: The caller holds the read side lock.
+    unsafe {
+        bindings::rcu_read_unlock()
+    };
 }
 
 /// Acquires the RCU read side lock.

@@ -209,12 +209,17 @@ impl Pool {
     /// Each entry must have been given up by [`Handle::into_raw`] of a handle of this pool, and
     /// nothing else may own it: the objects are freed here.
     unsafe fn free_raw(&self, raw: &mut [usize]) {
-        if raw.is_empty() {
-            return;
+        match raw {
+            [] => return,
+            // One object: freed directly, without the bulk free's sort.
+            // SAFETY: the pool is valid and `h` a live handle of it that the caller gave up,
+            // freed once, here.
+            [h] => unsafe { bindings::zs_free(self.raw(), *h) },
+            // SAFETY: the pool is valid and each entry a live handle of it that the caller gave
+            // up, freed exactly once here; zs_free_bulk() only sorts and frees the array's
+            // entries.
+            _ => unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) },
         }
-        // SAFETY: the pool is valid and each entry a live handle of it that the caller gave up,
-        // freed exactly once here; zs_free_bulk() only sorts and frees the array's entries.
-        unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) };
         self.live.fetch_sub(raw.len(), Ordering::Relaxed);
     }
 
