@@ -28,8 +28,8 @@ MUNMAP = re.compile(r"munmap dev=(\S+) P=(\d+) N=(\d+) round=(\d+) swapped_kb=(-
                     r"ms=([\d.]+) max_ms=([\d.]+) ret_ms=(-?[\d.]+)")
 STATS = re.compile(r"bench-stats dev=(\S+) pushed=(\d+) drained=(\d+) sync_frees=(\d+) "
                    r"pages=(\d+) spare=(\d+) notify_free=(\d+) miss_free=(\d+)")
-NOTIFY = re.compile(r"notify dev=(\S+?)0? n=(\d+) dev_ns=(\d+) null_ns=(\d+) round=(\d+) "
-                    r"warm=(\d) sync_frees=(\d+)")
+NOTIFY = re.compile(r"notify dev=(\S+?)0? n=(\d+) dev_ns=(\d+) null_ns=(\d+)(?: stride=(\d+))? "
+                    r"round=(\d+) warm=(\d) sync_frees=(\d+)")
 FIO = re.compile(r"fio dev=(\S+) alg=(\S+) rw=(\S+) jobs=(\d+) round=(\d+) bw_kib=(\d+)")
 MEM = re.compile(r"memory dev=(\S+) alg=(\S+) orig=(\d+) compr=(\d+) used=(\d+) slot_bytes=(\d+)")
 BIND = re.compile(r"zsmalloc bench: cycles=(\d+) rounds=(\d+) binding_ns=(\d+) c_ns=(\d+) "
@@ -224,12 +224,13 @@ def notify(path, max_other):
         m = NOTIFY.search(line)
         if not m:
             continue
-        dev, n, dns, nns, _r, warm, _sync = m.groups()
+        dev, n, dns, nns, stride, _r, warm, _sync = m.groups()
         w = mon.window(prev, i)
         prev = i
         if warm == "1" or (w and w[0] > max_other):
             continue
-        per.setdefault(dev, []).append((int(dns) - int(nns)) / int(n))
+        key = dev if stride in (None, "1") else f"{dev}/{stride}"
+        per.setdefault(key, []).append((int(dns) - int(nns)) / int(n))
         per.setdefault(dev + ":null", []).append(int(nns) / int(n))
     return per
 
@@ -239,18 +240,22 @@ def notify_text(logs, max_other):
     ic = notify(os.path.join(logs, "arm64-bench-notify-icount.log"), 1e9)
     if not t and not ic:
         return ["Not measured in this run."]
-    out = ["| device | rounds | ns per notify, median (IQR) | guest instructions per notify (icount) |",
-           "|---|---|---|---|"]
-    for dev in ("zram", "rzram"):
-        v = t.get(dev, [])
+    out = ["| device | pages notified | rounds | ns per notify, median (IQR) | "
+           "guest instructions per notify (icount) |",
+           "|---|---|---|---|---|"]
+    strides = sorted({int(k.split("/")[1]) for k in list(t) + list(ic) if "/" in k})
+    for key in ["zram", "rzram"] + [f"{d}/{s}" for s in strides for d in ("zram", "rzram")]:
+        dev, _, stride = key.partition("/")
+        which = f"one in {stride}" if stride else "every page"
+        v = t.get(key, [])
         q = iqr(v) if v else (0, 0)
         ns = f"{statistics.median(v):.0f} ({q[0]:.0f}-{q[1]:.0f})" if v else "-"
-        ins = f"{statistics.median(ic[dev]):.0f}" if ic.get(dev) else "-"
-        out.append(f"| {dev} | {len(v)} | {ns} | {ins} |")
+        ins = f"{statistics.median(ic[key]):.0f}" if ic.get(key) else "-"
+        out.append(f"| {dev} | {which} | {len(v)} | {ns} | {ins} |")
     nulls = t.get("zram:null", []) + t.get("rzram:null", [])
     inull = ic.get("zram:null", []) + ic.get("rzram:null", [])
-    out.append(f"| empty callback (subtracted above) | {len(nulls)} | "
-               f"{statistics.median(nulls):.0f} |" if nulls else "| empty callback | 0 | - |")
+    out.append(f"| empty callback (subtracted above) | | {len(nulls)} | "
+               f"{statistics.median(nulls):.0f} |" if nulls else "| empty callback | | 0 | - |")
     out[-1] += f" {statistics.median(inull):.0f} |" if inull else " - |"
     if t.get("zram") and t.get("rzram"):
         out += ["", f"rzram / zram per notify: {fmt_ci(bootstrap(t['rzram'], t['zram']))}."]
@@ -369,11 +374,13 @@ Plot: `benchmarks-munmap.png`.
 ## The cost of one notify
 
 `bench/notify_bench` (a module of the bench kernel) writes 4096 pages through the device's
-own write path, then calls the device's `swap_slot_free_notify()` for each under a spinlock
-(swap holds `si->lock` there), timed with the guest counter, and then an empty callback the
-same way, whose cost is subtracted. The devices alternate. The instruction counts come from a
-second boot with one vCPU under `-icount shift=0`, where a guest instruction takes one virtual
-nanosecond.
+own write path, then calls the device's `swap_slot_free_notify()` under a spinlock (swap
+holds `si->lock` there), timed with the guest counter, and then an empty callback the same
+way, whose cost is subtracted. It notifies every page, in order, as an exiting process frees
+its swap, and then one page in 32: for rzram each of those is the first notify of its word of
+the stale bitmap and queues the word (the worst case; in order, one notify in 32 does). The
+devices alternate. The instruction counts come from a second boot with one vCPU under
+`-icount shift=0`, where a guest instruction takes one virtual nanosecond.
 
 """ + "\n".join(notify_text(args.logs, args.max_other)) + """
 

@@ -3,21 +3,25 @@
  * notify_bench: the cost of one swap_slot_free_notify() call, measured
  * directly (make bench only; never built into a product kernel).
  *
- * Writing "PATH N" to /sys/kernel/debug/notify_bench/run opens the block
- * device PATH, writes pages 0..N-1 through the device's own write path (one
- * bio per page, data about half compressible and different on every page),
- * and then, under a spinlock as swap holds si->lock, calls the device's
- * swap_slot_free_notify() for each of the N pages, and after that an empty
- * callback through the same kind of indirect call, N times. Both loops are
- * timed with ktime_get_ns(), the guest's counter. Reading the file returns
+ * Writing "PATH N [STRIDE]" to /sys/kernel/debug/notify_bench/run opens the
+ * block device PATH, writes pages 0..N-1 through the device's own write path
+ * (one bio per page, data about half compressible and different on every
+ * page), and then, under a spinlock as swap holds si->lock, calls the
+ * device's swap_slot_free_notify() for pages 0, STRIDE, 2 * STRIDE, ... below
+ * N (every page with the default STRIDE of 1, as an exiting process frees its
+ * swap; STRIDE 32 or more makes every notify the first of its neighbourhood),
+ * and after that an empty callback through the same kind of indirect call,
+ * as many times. Both loops are timed with ktime_get_ns(), the guest's
+ * counter. Reading the file returns
  *
- *   notify dev=NAME n=N dev_ns=T null_ns=T0
+ *   notify dev=NAME n=CALLS dev_ns=T null_ns=T0 stride=STRIDE
  *
- * (T - T0) / N is the cost of one notify. Under QEMU with -icount shift=0 one
- * guest instruction takes one virtual nanosecond, so the same figure is the
- * exact number of guest instructions per notify.
+ * (T - T0) / CALLS is the cost of one notify. Under QEMU with -icount shift=0
+ * one guest instruction takes one virtual nanosecond, so the same figure is
+ * the exact number of guest instructions per notify.
  */
 #include <linux/bio.h>
+#include <linux/bits.h>
 #include <linux/blkdev.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -29,7 +33,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
-#define NB_MAX_PAGES	(1UL << 20)
+#define NB_MAX_PAGES	BIT(20)
 
 static DEFINE_MUTEX(nb_mutex);
 static DEFINE_SPINLOCK(nb_lock);
@@ -42,9 +46,8 @@ static noinline void nb_null_notify(struct block_device *bdev,
 	barrier();
 }
 
-/* Read by the timed loop, so that the compiler keeps the indirect call. */
-static void (*volatile nb_null)(struct block_device *, unsigned long) =
-	nb_null_notify;
+/* Read with READ_ONCE(), so that the compiler keeps the indirect call. */
+static void (*nb_null)(struct block_device *, unsigned long) = nb_null_notify;
 
 static int nb_write_pages(struct block_device *bdev, unsigned long n)
 {
@@ -75,14 +78,14 @@ static int nb_write_pages(struct block_device *bdev, unsigned long n)
 	return err;
 }
 
-static int nb_run(const char *path, unsigned long n)
+static int nb_run(const char *path, unsigned long n, unsigned long stride)
 {
 	void (*notify)(struct block_device *bdev, unsigned long slot);
 	void (*null)(struct block_device *bdev, unsigned long slot);
 	struct block_device *bdev;
 	struct file *file;
 	u64 t0, t1, t2;
-	unsigned long i;
+	unsigned long i, calls;
 	int err;
 
 	file = bdev_file_open_by_path(path, BLK_OPEN_READ | BLK_OPEN_WRITE,
@@ -101,20 +104,21 @@ static int nb_run(const char *path, unsigned long n)
 	if (err)
 		goto out;
 
-	null = nb_null;
+	null = READ_ONCE(nb_null);
+	calls = DIV_ROUND_UP(n, stride);
 	spin_lock(&nb_lock);
 	t0 = ktime_get_ns();
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i += stride)
 		notify(bdev, i);
 	t1 = ktime_get_ns();
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i += stride)
 		null(bdev, i);
 	t2 = ktime_get_ns();
 	spin_unlock(&nb_lock);
 
 	snprintf(nb_result, sizeof(nb_result),
-		 "notify dev=%pg n=%lu dev_ns=%llu null_ns=%llu\n", bdev, n,
-		 t1 - t0, t2 - t1);
+		 "notify dev=%pg n=%lu dev_ns=%llu null_ns=%llu stride=%lu\n",
+		 bdev, calls, t1 - t0, t2 - t1, stride);
 out:
 	fput(file);
 	return err;
@@ -123,8 +127,8 @@ out:
 static ssize_t nb_run_write(struct file *file, const char __user *ubuf,
 			    size_t len, loff_t *ppos)
 {
-	char *buf, *path, *count;
-	unsigned long n;
+	char *buf, *path, *count, *stride_str;
+	unsigned long n, stride = 1;
 	int err;
 
 	buf = memdup_user_nul(ubuf, min_t(size_t, len, PATH_MAX + 32));
@@ -133,12 +137,18 @@ static ssize_t nb_run_write(struct file *file, const char __user *ubuf,
 	count = strim(buf);
 	path = strsep(&count, " ");
 	err = -EINVAL;
-	if (!count || kstrtoul(skip_spaces(count), 0, &n) || !n ||
-	    n > NB_MAX_PAGES)
+	if (!count)
+		goto out;
+	count = skip_spaces(count);
+	stride_str = strsep(&count, " ");
+	if (kstrtoul(stride_str, 0, &n) || !n || n > NB_MAX_PAGES)
+		goto out;
+	if (count && (kstrtoul(skip_spaces(count), 0, &stride) || !stride ||
+		      stride > n))
 		goto out;
 	mutex_lock(&nb_mutex);
 	nb_result[0] = '\0';
-	err = nb_run(path, n);
+	err = nb_run(path, n, stride);
 	mutex_unlock(&nb_mutex);
 out:
 	kfree(buf);
