@@ -53,43 +53,43 @@ impl Drop for Guard {
     }
 }
 
-/// `rcu_read_lock()`, as in C. With `CONFIG_PREEMPT_RCU` and without lockdep (whose RCU
-/// annotations need `CONFIG_DEBUG_LOCK_ALLOC`), the C inline function is one call of
-/// `__rcu_read_lock()`, made here directly rather than through a helper, which would add a
-/// frame to read-side sections that are whole hot paths (a block driver's swap notify).
+// `rcu_read_lock()` and `rcu_read_unlock()` are C inline functions, reached through helpers. With
+// `CONFIG_PREEMPT_RCU`, and without lockdep's RCU annotations, each is exactly one call of the
+// exported `__rcu_read_lock()` / `__rcu_read_unlock()`, which are then called directly: the
+// helper would add a call frame to read-side sections that are whole hot paths. Without
+// `CONFIG_DEBUG_LOCK_ALLOC`, `rcu_lock_acquire()`/`rcu_lock_release()` are empty;
+// `RCU_LOCKDEP_WARN()` needs `CONFIG_PROVE_RCU` (which `CONFIG_PROVE_LOCKING`, selecting
+// `CONFIG_DEBUG_LOCK_ALLOC`, implies; spelled out here anyway); `__acquire()`/`__release()` exist
+// for sparse only. Re-check this when include/linux/rcupdate.h changes.
+#[cfg(all(
+    CONFIG_PREEMPT_RCU,
+    not(CONFIG_DEBUG_LOCK_ALLOC),
+    not(CONFIG_PROVE_RCU)
+))]
+use bindings::{__rcu_read_lock as ffi_read_lock, __rcu_read_unlock as ffi_read_unlock};
+#[cfg(not(all(
+    CONFIG_PREEMPT_RCU,
+    not(CONFIG_DEBUG_LOCK_ALLOC),
+    not(CONFIG_PROVE_RCU)
+)))]
+use bindings::{rcu_read_lock as ffi_read_lock, rcu_read_unlock as ffi_read_unlock};
+
+/// `rcu_read_lock()`.
 #[inline(always)]
 fn raw_read_lock() {
-    #[cfg(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC)))]
-    // SAFETY: An FFI call with no additional requirements; it is all `rcu_read_lock()` does in
-    // this configuration.
-    unsafe {
-        bindings::__rcu_read_lock()
-    };
-    #[cfg(not(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC))))]
     // SAFETY: An FFI call with no additional requirements.
-    unsafe {
-        bindings::rcu_read_lock()
-    };
+    unsafe { ffi_read_lock() };
 }
 
-/// `rcu_read_unlock()`, as in C; see [`raw_read_lock`].
+/// `rcu_read_unlock()`.
 ///
 /// # Safety
 ///
 /// The current thread/CPU must hold the RCU read side lock, which [`raw_read_lock`] took.
 #[inline(always)]
 unsafe fn raw_read_unlock() {
-    #[cfg(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC)))]
-    // SAFETY: The caller holds the read side lock; this is all `rcu_read_unlock()` does in this
-    // configuration.
-    unsafe {
-        bindings::__rcu_read_unlock()
-    };
-    #[cfg(not(all(CONFIG_PREEMPT_RCU, not(CONFIG_DEBUG_LOCK_ALLOC))))]
     // SAFETY: The caller holds the read side lock.
-    unsafe {
-        bindings::rcu_read_unlock()
-    };
+    unsafe { ffi_read_unlock() };
 }
 
 /// Acquires the RCU read side lock.

@@ -210,10 +210,10 @@ impl Pool {
     /// nothing else may own it: the objects are freed here.
     unsafe fn free_raw(&self, raw: &mut [usize]) {
         match raw {
-            [] => return,
+            [] => {}
             // One object: freed directly, without the bulk free's sort.
-            // SAFETY: the pool is valid and `h` a live handle of it that the caller gave up,
-            // freed once, here.
+            // SAFETY: the pool is valid and `h` a live handle of it (from `Handle::into_raw`, so
+            // neither null nor an error value) that the caller gave up, freed once, here.
             [h] => unsafe { bindings::zs_free(self.raw(), *h) },
             // SAFETY: the pool is valid and each entry a live handle of it that the caller gave
             // up, freed exactly once here; zs_free_bulk() only sorts and frees the array's
