@@ -283,11 +283,10 @@ fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 }
 
 fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let (stall, miss) = rz.storage().map_or((0, 0), |m| {
-        let s = &m.table.stats;
-        (s.writestall.get(), s.miss_free.get())
-    });
-    emit(buf, format_args!("version: 1\n{stall:8} {miss:8}\n"))
+    let stall = rz.storage().map_or(0, |m| m.table.stats.writestall.get());
+    // miss_free: rzram's notify takes no slot lock, so it never finds a slot busy, as zram's
+    // does.
+    emit(buf, format_args!("version: 1\n{stall:8} {:8}\n", 0))
 }
 
 fn compact_store(rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {

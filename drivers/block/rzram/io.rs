@@ -8,9 +8,9 @@
 //! read-side lock) for its duration, so a reset never frees memory a bio uses, and works page by
 //! page through `storage.rs`, whose slot lock, compression stream and zsmalloc mapping nest in
 //! that order. The swap-slot notification runs in atomic context under swap's lock and takes no
-//! lock: it reads the storage under the RCU read-side lock, sets an atomic bit and pushes onto
-//! this CPU's deferred-free queue (whose drain, inline when the queue is full, takes one slot
-//! lock at a time).
+//! lock: it reads the storage under the RCU read-side lock and sets an atomic bit; once for 32
+//! neighbouring slots it also pushes onto this CPU's deferred-free queue (whose drain, inline
+//! when the queue is full, takes one slot lock at a time).
 
 use crate::{device::Rzram, storage::Storage};
 use core::{ops::Range, sync::atomic::Ordering};
@@ -146,8 +146,6 @@ impl Operations for Rzram {
         let Some(storage) = self.storage.get(&guard) else {
             return;
         };
-        if !storage.notify_free(slot) {
-            storage.table.stats.miss_free.inc();
-        }
+        storage.notify_free(slot);
     }
 }

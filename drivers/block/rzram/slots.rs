@@ -47,7 +47,7 @@
 //! recompression leave a stale slot alone.
 
 use crate::stats::Stats;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     prelude::*,
     sync::Arc,
@@ -217,12 +217,12 @@ impl Table {
         self.stale.mark(index)
     }
 
-    /// Undoes [`mark_stale`](Self::mark_stale) that returned [`Marked::First`] for a notify that
-    /// could not queue the word (from interrupt context, never for swap). Notifies to the same
-    /// word since then found it queued: their slots keep their contents until they are
-    /// rewritten, or until the next notify to the word queues it.
-    pub(crate) fn unmark_stale(&self, index: usize) {
-        self.stale.unmark(index);
+    /// Hands word `word`, which [`mark_stale`](Self::mark_stale) returned as
+    /// [`Marked::First`] and the caller could not queue (from interrupt context, never for
+    /// swap), to the device's next drain: the word stays marked queued, as notifies to it since
+    /// then found it, and that drain takes every such word.
+    pub(crate) fn orphan_stale(&self) {
+        self.stale.orphan();
     }
 
     /// Whether swap freed slot `index` since its contents were stored. The caller holds the
@@ -232,6 +232,7 @@ impl Table {
     }
 
     /// Returns the number of stale slots that no drain or store has emptied yet.
+    #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
     pub(crate) fn stale_pending(&self) -> u64 {
         self.stale.count()
     }
@@ -240,30 +241,39 @@ impl Table {
     /// it); releases its block of the backing device, if it was written back; updates the
     /// statistics and clears the flags, the size and the access time.
     pub(crate) fn take<'t>(&self, g: &mut SlotGuard<'t>) -> Option<Handle<'t>> {
+        let mut tally = Tally::default();
+        let h = self.take_tallied(g, &mut tally);
+        tally.apply(&self.stats);
+        h
+    }
+
+    /// [`take`](Self::take), with the statistics' decrements added to `tally` for the caller to
+    /// apply (once for many slots: each is an atomic operation).
+    fn take_tallied<'t>(&self, g: &mut SlotGuard<'t>, tally: &mut Tally) -> Option<Handle<'t>> {
         let w = State::of(g);
         State::EMPTY.set(g);
         g.set_aux(0);
         // Whatever is stored next, swap has not freed it: a queued free must leave it. A notify
         // whose bit is cleared here is counted here (its free is this one).
         if self.stale.clear(g.index()) {
-            self.stats.notify_free.inc();
+            tally.notify_free += 1;
         }
         if w.is_same() {
-            self.stats.same_pages.dec();
-            self.stats.pages_stored.dec();
+            tally.same_pages += 1;
+            tally.pages_stored += 1;
         }
         if w.is_wb() {
             if let Some(block) = g.word() {
                 self.release_block(block as u64);
             }
-            self.stats.pages_stored.dec();
+            tally.pages_stored += 1;
         }
         let h = g.take();
         if h.is_some() {
-            self.stats.compr_data_size.sub(w.size() as u64);
-            self.stats.pages_stored.dec();
+            tally.compr_data_size += w.size() as u64;
+            tally.pages_stored += 1;
             if w.is_huge() {
-                self.stats.huge_pages.dec();
+                tally.huge_pages += 1;
             }
         }
         h
@@ -287,6 +297,35 @@ impl Table {
     pub(crate) fn release_block(&self, block: u64) {
         if self.blocks.test_and_clear(block) {
             self.stats.bd_count.dec();
+        }
+    }
+}
+
+/// Statistics changes of emptied slots, applied together.
+#[derive(Default)]
+struct Tally {
+    /// Notifies counted (added); the rest are taken away.
+    notify_free: u64,
+    same_pages: u64,
+    pages_stored: u64,
+    compr_data_size: u64,
+    huge_pages: u64,
+}
+
+impl Tally {
+    fn apply(&self, s: &Stats) {
+        for (c, v) in [
+            (&s.same_pages, self.same_pages),
+            (&s.pages_stored, self.pages_stored),
+            (&s.compr_data_size, self.compr_data_size),
+            (&s.huge_pages, self.huge_pages),
+        ] {
+            if v != 0 {
+                c.sub(v);
+            }
+        }
+        if self.notify_free != 0 {
+            s.notify_free.add(self.notify_free);
         }
     }
 }
@@ -374,14 +413,18 @@ pub(crate) enum Marked {
 ///
 /// # Invariants
 ///
-/// A word with `QUEUED` set is in the deferred-free queue (or its drain has started and has not
-/// yet taken the bits): a slot bit set while `QUEUED` is set is seen by that drain. The notify
-/// sets the slot's bit and `QUEUED` in one atomic OR, and the one that found `QUEUED` clear
-/// queues the word; the drain clears `QUEUED` and takes the slot bits in one atomic AND. Both
-/// act on one location, so each notify either finds `QUEUED` set before the drain's AND (which
-/// then returns its bit) or clear after it (and queues the word again).
+/// A word with `QUEUED` set is in the deferred-free queue, or about to be (its notify found
+/// `QUEUED` clear and is pushing it), or orphaned (`orphans` is set, or the drain that cleared
+/// it is taking the orphans): a slot bit set while `QUEUED` is set is seen by a drain of the
+/// word. The notify sets the slot's bit and `QUEUED` in one atomic OR, and the one that found
+/// `QUEUED` clear queues the word, or orphans it if it cannot; the drain clears `QUEUED` and
+/// takes the slot bits in one atomic AND. Both act on one location, so each notify either finds
+/// `QUEUED` set before the drain's AND (which then returns its bit) or clear after it (and
+/// queues the word again).
 struct Stale {
     words: KVVec<AtomicU64>,
+    /// Some word was set `QUEUED` and not queued: the next drain takes every `QUEUED` word.
+    orphans: AtomicBool,
 }
 
 impl Stale {
@@ -397,7 +440,10 @@ impl Stale {
             words.push(AtomicU64::new(0), GFP_KERNEL)?;
         }
         // INVARIANT: no bit is set, and nothing is queued.
-        Ok(Stale { words })
+        Ok(Stale {
+            words,
+            orphans: AtomicBool::new(false),
+        })
     }
 
     /// The word and the mask of slot `i`'s bit; `None` if `i` is past the last word.
@@ -413,10 +459,10 @@ impl Stale {
             return Marked::OutOfRange;
         };
         // Relaxed: the drain takes the bit with an atomic AND on the same word, which reads the
-        // last value in the word's modification order, and the slot's contents under the slot
-        // lock; a write that reuses the slot, and clears the bit, is ordered after the notify by
-        // swap's own locks; writeback and recompression only skip stale slots, so a late view
-        // of the bit costs them nothing but a page the drain frees anyway.
+        // value right before it in the word's modification order, and the slot's contents under
+        // the slot lock; a write that reuses the slot, and clears the bit, is ordered after the
+        // notify by swap's own locks; writeback and recompression only skip stale slots, so a
+        // late view of the bit costs them nothing but a page the drain frees anyway.
         let old = w.fetch_or(bit | Self::QUEUED, Ordering::Relaxed);
         if old & Self::QUEUED != 0 {
             Marked::Queued
@@ -426,19 +472,33 @@ impl Stale {
         }
     }
 
-    /// Clears slot `i`'s bit and its word's `QUEUED`, which [`mark`](Self::mark) set and could
-    /// not queue.
-    fn unmark(&self, i: usize) {
-        if let Some((w, bit)) = self.word(i) {
-            // INVARIANT: the caller did not queue the word; a notify from now on queues it.
-            w.fetch_and(!(bit | Self::QUEUED), Ordering::Relaxed);
-        }
+    /// Records that a word was set `QUEUED` by [`mark`](Self::mark) and could not be queued.
+    fn orphan(&self) {
+        // INVARIANT: the next drain takes the word. Release: that drain, whose swap acquires
+        // this store, sees the word's `QUEUED`.
+        self.orphans.store(true, Ordering::Release);
+    }
+
+    /// Returns the words orphaned since the last call (every word with `QUEUED` set: some may
+    /// be queued too, which costs their second drain nothing), or none.
+    fn take_orphans(&self) -> impl Iterator<Item = u32> + '_ {
+        let any =
+            self.orphans.load(Ordering::Relaxed) && self.orphans.swap(false, Ordering::Acquire);
+        self.words
+            .iter()
+            .take(if any { usize::MAX } else { 0 })
+            .enumerate()
+            .filter(|(_, w)| w.load(Ordering::Relaxed) & Self::QUEUED != 0)
+            .map(|(i, _)| i as u32)
     }
 
     /// Whether slot `i`'s bit is set; `false` past the last word.
     fn test(&self, i: usize) -> bool {
+        // Relaxed, as every access to the bits but the orphans' flag: a bit orders no other
+        // memory (the slot's contents are ordered by the slot lock, under which it is tested
+        // and cleared), and the accesses to one word are ordered among themselves.
         self.word(i)
-            .is_some_and(|(w, bit)| w.load(Ordering::Acquire) & bit != 0)
+            .is_some_and(|(w, bit)| w.load(Ordering::Relaxed) & bit != 0)
     }
 
     /// Clears slot `i`'s bit; returns whether it was set. A load only if it is not.
@@ -446,7 +506,7 @@ impl Stale {
         let Some((w, bit)) = self.word(i) else {
             return false;
         };
-        w.load(Ordering::Relaxed) & bit != 0 && w.fetch_and(!bit, Ordering::AcqRel) & bit != 0
+        w.load(Ordering::Relaxed) & bit != 0 && w.fetch_and(!bit, Ordering::Relaxed) & bit != 0
     }
 
     /// Takes a queued word for its drain: clears its `QUEUED` and returns the slots whose bits
@@ -458,7 +518,7 @@ impl Stale {
         };
         // INVARIANT: `QUEUED` is cleared here and the bits taken in the same atomic step: a
         // notify from now on queues the word again.
-        let bits = w.fetch_and(!Self::QUEUED, Ordering::AcqRel) & Self::SLOTS;
+        let bits = w.fetch_and(!Self::QUEUED, Ordering::Relaxed) & Self::SLOTS;
         StaleSlots {
             base: word as usize * Self::PER_WORD,
             bits,
@@ -466,6 +526,7 @@ impl Stale {
     }
 
     /// Returns the number of slot bits set.
+    #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
     fn count(&self) -> u64 {
         self.words
             .iter()
@@ -522,17 +583,19 @@ pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
 pub(crate) struct SwapFrees(pub(crate) Arc<Table>);
 
 impl SwapFrees {
-    /// Empties slot `index` if swap freed it and nothing was stored since; returns whether it
-    /// did, and its object, if any.
-    fn take_stale<'t>(t: &'t Table, index: usize) -> (bool, Option<Handle<'t>>) {
+    /// Empties slot `index` if swap freed it and nothing was stored since; returns its object,
+    /// if any, and counts the notify in `tally`.
+    fn take_stale<'t>(t: &'t Table, index: usize, tally: &mut Tally) -> Option<Handle<'t>> {
         let Some(mut g) = t.slots.lock(index) else {
             // Past the last slot, in the last word: nothing to free, and no lock to take.
-            return (t.stale.clear(index), None);
+            tally.notify_free += u64::from(t.stale.clear(index));
+            return None;
         };
         if t.stale.clear(index) {
-            (true, t.take(&mut g))
+            tally.notify_free += 1;
+            t.take_tallied(&mut g, tally)
         } else {
-            (false, None)
+            None
         }
     }
 }
@@ -542,21 +605,16 @@ impl DeferredFree for SwapFrees {
 
     fn drain(&self, words: &[u32]) {
         let t = &*self.0;
-        let mut freed = 0;
+        let mut tally = Tally::default();
         // Each slot is emptied under its lock; the objects are then freed together, sorted by
         // size class, taking each class lock once per batch (one object is freed directly).
         t.pool.free_bulk(
-            words
-                .iter()
-                .flat_map(|&w| t.stale.take_word(w))
-                .filter_map(|i| {
-                    let (was_stale, h) = Self::take_stale(t, i);
-                    freed += u64::from(was_stale);
-                    h
-                }),
+            Iterator::chain(words.iter().copied(), t.stale.take_orphans())
+                .flat_map(|w| t.stale.take_word(w))
+                .filter_map(|i| Self::take_stale(t, i, &mut tally)),
         );
-        // Counted once a batch, off the notify's path.
-        t.stats.notify_free.add(freed);
+        // The statistics, notify_free included, change once a batch, off the notify's path.
+        tally.apply(&t.stats);
     }
 }
 
@@ -710,13 +768,20 @@ mod tests {
         assert_eq!(s.pages_stored.get(), 0);
         assert_eq!(pool.total_pages(), 0);
         assert_eq!(s.notify_free.get(), 5);
-        // A mark that could not be queued is undone, and the word is not queued.
+        // A word that could not be queued stays queued for the notifies after it, and the
+        // next drain of any word takes it.
+        store(&pool, &table, 2)?;
         assert_eq!(table.mark_stale(2), Marked::First(0));
-        table.unmark_stale(2);
+        table.orphan_stale();
+        assert_eq!(table.mark_stale(3), Marked::Queued);
+        SwapFrees(table.clone()).drain(&[]);
         assert_eq!(table.stale_pending(), 0);
+        assert_eq!(pool.live_objects(), 0);
+        assert_eq!(s.notify_free.get(), 7);
+        // Taken: no drain takes it again.
         assert_eq!(table.mark_stale(3), Marked::First(0));
-        SwapFrees(table.clone()).drain(&[0]);
-        assert_eq!(s.notify_free.get(), 6);
+        SwapFrees(table.clone()).drain(&[]);
+        assert_eq!(table.stale_pending(), 1);
         Ok(())
     }
 

@@ -56,11 +56,9 @@ pub(crate) struct Stats {
     pub(crate) max_used_pages: Counter,
     pub(crate) failed_reads: Counter,
     pub(crate) failed_writes: Counter,
-    /// Pages freed by discards and write-zeroes. `notify_free` adds the swap notifications,
-    /// counted by the deferred-free queue off their path (`Storage::notify_free_count`).
+    /// Pages freed by discards and write-zeroes, and swap notifications, counted off their path
+    /// where their stale bit is cleared (`Storage::notify_free`).
     pub(crate) notify_free: Counter,
-    /// Notifications that queued nothing and freed nothing (only from interrupt context).
-    pub(crate) miss_free: Counter,
     /// Writes that had to wait for memory (the allocation slow path).
     pub(crate) writestall: Counter,
     /// Blocks of the backing device in use (written back or being written), in pages.

@@ -498,18 +498,15 @@ impl Storage {
 
     /// Returns `notify_free`: the pages freed by discards and write-zeroes, and the calls of
     /// `swap_slot_free_notify`, which are not counted on their path: each stale bit is counted
-    /// when the drain or a store clears it, or here while it is set; a notify that marked
-    /// nothing counted as `miss_free` or, past the end, in `notify_free` at once.
+    /// when the drain or a store clears it (a notify past the bitmap at once), so the count, like
+    /// `mm_stat`, lags a swap free by the drain's delay.
     pub(crate) fn notify_free_count(&self) -> u64 {
-        let s = &self.table.stats;
-        s.notify_free.get() + s.miss_free.get() + self.table.stale_pending()
+        self.table.stats.notify_free.get()
     }
 
     /// Swap freed page `index`: marks its slot stale, and queues the slot's word of the stale
     /// bitmap for the deferred free unless a notify before did, which then empties the slot if
-    /// it is still stale. Returns `false` if nothing was marked (only from interrupt context,
-    /// never for swap): the page then keeps its data until it is next written, as zram counts in
-    /// `miss_free`.
+    /// it is still stale.
     ///
     /// It takes no lock and costs one atomic OR; once in 32 notifies to neighbouring slots, a
     /// push onto this CPU's queue too. Runs in atomic context under swap's lock. Why this is
@@ -528,29 +525,24 @@ impl Storage {
     ///   lock, and a reset drops it only after a grace period, draining the queue first
     ///   ([`Deferred`]'s drop).
     #[inline]
-    pub(crate) fn notify_free(&self, index: usize) -> bool {
+    pub(crate) fn notify_free(&self, index: usize) {
         match self.table.mark_stale(index) {
-            Marked::Queued => true,
+            Marked::Queued => {}
             // Queued, or drained at once if the queue is full (`SwapFrees::drain`).
-            Marked::First(word) => self.queue_stale(index, word),
+            Marked::First(word) => self.queue_stale(word),
             // Never from swap: nothing to free; counted here, off the common path.
-            Marked::OutOfRange => {
-                self.table.stats.notify_free.inc();
-                true
-            }
+            Marked::OutOfRange => self.table.stats.notify_free.inc(),
         }
     }
 
-    /// Queues word `word` of the stale bitmap, which the notify of slot `index` marked first.
+    /// Queues word `word` of the stale bitmap, which a notify marked first.
     #[inline(never)]
-    fn queue_stale(&self, index: usize, word: u32) -> bool {
-        if self.deferred.push(word).is_ok() {
-            return true;
+    fn queue_stale(&self, word: u32) {
+        if self.deferred.push(word).is_err() {
+            // Interrupt context (never for swap): the next drain takes the word, and the slots
+            // keep their contents until then (or until they are rewritten).
+            self.table.orphan_stale();
         }
-        // Interrupt context: nothing queued, so the slot is not stale either (writeback and
-        // recompression would skip it until it is rewritten).
-        self.table.unmark_stale(index);
-        false
     }
 
     /// Takes a slot lock and then this CPU's stream, the documented order (a read does it), then
@@ -832,7 +824,7 @@ mod tests {
         let a = page(|i| (i / 32) as u8)?;
         let b = page(|i| (i / 16) as u8)?;
         storage.write_page(1, &a, 0)?;
-        assert!(storage.notify_free(1));
+        storage.notify_free(1);
         // A write after the notify and before the drain must survive the drain.
         storage.write_page(1, &b, 0)?;
         storage.deferred.flush();
@@ -840,7 +832,7 @@ mod tests {
         storage.read_page(1, &mut out)?;
         assert!(out == b);
         // Without a write the drain frees the slot.
-        assert!(storage.notify_free(1));
+        storage.notify_free(1);
         storage.deferred.flush();
         assert_eq!(storage.table.stats.pages_stored.get(), 0);
         storage.read_page(1, &mut out)?;
@@ -848,7 +840,8 @@ mod tests {
         // Both notifies count: the first when the write cleared its bit, the second when the
         // drain did.
         assert_eq!(storage.notify_free_count(), 2);
-        assert!(storage.notify_free(1));
+        storage.notify_free(1);
+        storage.deferred.flush();
         assert_eq!(storage.notify_free_count(), 3);
         Ok(())
     }
@@ -860,7 +853,7 @@ mod tests {
         // A same-filled page is queued and emptied by the drain, like any other.
         storage.write_page(2, &page(|_| 0x11)?, 0)?;
         assert_eq!(s.same_pages.get(), 1);
-        assert!(storage.notify_free(2));
+        storage.notify_free(2);
         storage.deferred.flush();
         assert_eq!(s.same_pages.get(), 0);
         assert_eq!(s.pages_stored.get(), 0);
@@ -875,16 +868,16 @@ mod tests {
         storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
         {
             let held = storage.table.slots.lock(3).ok_or(EINVAL)?;
-            assert!(storage.notify_free(3));
+            storage.notify_free(3);
             assert!(held.has_object());
         }
         storage.deferred.flush();
         assert_eq!(s.pages_stored.get(), 0);
         // An index past the bitmap has nothing to free and queues nothing; one past the last
         // slot but in the last word is queued, and the drain finds nothing to free.
-        assert!(storage.notify_free(32));
+        storage.notify_free(32);
         assert_eq!(storage.deferred.stats().pushed, 2);
-        assert!(storage.notify_free(8));
+        storage.notify_free(8);
         storage.deferred.flush();
         assert_eq!(storage.deferred.stats().pushed, 3);
         assert_eq!(storage.notify_free_count(), 4);
