@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench: the benchmark protocol (docs/benchmarks.md says what it does and
 # what it measured). arm64 kernels with the same config: stock (pristine
-# 6.12), p3 (the first three patches) and bench (VARIANT=bench: the series,
-# no debug options, with the C zram, rzram and brd, and the notify_bench
-# module). All boot in the same QEMU setup (virt, Cortex-A72, 2 vCPUs, TCG).
+# 6.12), p3 (the first three patches), p3-zspage and p3-zsfree (p3 with a
+# zsmalloc-internal deferral from bench/variants: the layering breakdown) and
+# bench (VARIANT=bench: the series, no debug options, with the C zram, rzram
+# and brd, and the notify_bench module). All boot in the same QEMU setup
+# (virt, Cortex-A72, 2 vCPUs, TCG).
 #
 # The protocol: the host must be quiet before the first boot (load average)
 # and before every boot (CPU use), and is watched during every boot
@@ -19,7 +21,7 @@
 # build/logs/ (bench-*.log, with the monitor's bench-*.tsv).
 # Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
 #      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
-#      BENCH_KERNELS (default "stock p3 bench"),
+#      BENCH_KERNELS (default "stock p3 p3-zspage p3-zsfree bench"),
 #      BENCH_PARTS (default "munmap notify fio binding writeback"),
 #      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
 #      (CPUs that others may use during a round, default 0.25),
@@ -29,7 +31,7 @@
 rounds=${BENCH_ROUNDS:-15}
 boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
-kernels=${BENCH_KERNELS:-stock p3 bench}
+kernels=${BENCH_KERNELS:-stock p3 p3-zspage p3-zsfree bench}
 parts=" ${BENCH_PARTS:-munmap notify fio binding writeback} "
 max_load=${BENCH_MAX_LOAD:-1.0}
 max_other=${BENCH_MAX_OTHER:-0.25}

@@ -13,6 +13,11 @@
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
 #           p3    pristine + the series up to its third zsmalloc patch (the
 #                 zs_free locking changes alone), base + qemu-ARCH
+#           p3-*  p3 plus bench/variants/<variant>.patch, a zsmalloc-internal
+#                 deferral for make bench's layering breakdown (p3-zspage:
+#                 the empty zspages' release; p3-zsfree: zs_free() itself),
+#                 built from p3's tree (patched for the build, then restored)
+#                 into build/ARCH-<variant>
 #   kernel.sh arm zsmalloc32: the 32-bit compile check, arm32.config, builds
 #           only mm/zsmalloc.o (and the zsmalloc KUnit object when present)
 #
@@ -50,16 +55,22 @@ bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-benc
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
 stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
 p3) out=$BUILD/$arch-p3; SRC=$BUILD/linux-p3 ;;
-*) die "unknown variant '$variant' (test, bench, trace, stock, p3)" ;;
+p3-*)
+	vpatch=$TOP/bench/variants/$variant.patch
+	[ -f "$vpatch" ] || die "unknown variant '$variant': no $vpatch"
+	out=$BUILD/$arch-$variant
+	SRC=$BUILD/linux-p3
+	;;
+*) die "unknown variant '$variant' (test, bench, trace, stock, p3, p3-*)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
 # The stock and p3 trees are worktrees of build/linux at pristine and at the
 # series' third commit (same content each time tree.sh re-applies it).
 case "$variant" in
-stock | p3)
+stock | p3*)
 	rev=pristine
-	if [ "$variant" = p3 ]; then
+	if [ "$variant" != stock ]; then
 		# The third zsmalloc patch: the series starts with zram fixes.
 		rev=$(git -C "$BUILD/linux" log --reverse --format='%H %s' pristine..HEAD |
 			grep ' mm/zsmalloc: ' | sed -n 3p | cut -d' ' -f1)
@@ -69,7 +80,12 @@ stock | p3)
 		note "creating the $variant tree $SRC"
 		git -C "$BUILD/linux" worktree add -q --detach "$SRC" "$rev"
 	else
-		git -C "$SRC" checkout -q --detach "$rev"
+		# -f: drops a variant's patch that an interrupted build left.
+		git -C "$SRC" checkout -q -f --detach "$rev"
+	fi
+	if [ -n "${vpatch:-}" ]; then
+		git -C "$SRC" apply "$vpatch" || die "$vpatch does not apply to p3"
+		trap 'git -C "$SRC" checkout -q -f --detach "$rev"' EXIT
 	fi
 	;;
 esac
