@@ -284,8 +284,8 @@ fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 
 fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let stall = rz.storage().map_or(0, |m| m.table.stats.writestall.get());
-    // miss_free: rzram's notify takes no slot lock, so it never finds a slot busy, as zram's
-    // does.
+    // miss_free: 0. rzram's notify takes no slot lock, unlike zram's, which counts there the
+    // notifies that found the slot locked.
     emit(buf, format_args!("version: 1\n{stall:8} {:8}\n", 0))
 }
 

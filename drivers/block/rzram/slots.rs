@@ -217,10 +217,12 @@ impl Table {
         self.stale.mark(index)
     }
 
-    /// Hands word `word`, which [`mark_stale`](Self::mark_stale) returned as
-    /// [`Marked::First`] and the caller could not queue (from interrupt context, never for
-    /// swap), to the device's next drain: the word stays marked queued, as notifies to it since
-    /// then found it, and that drain takes every such word.
+    /// Hands the word that [`mark_stale`](Self::mark_stale) returned as [`Marked::First`] and
+    /// the caller could not queue (from interrupt context, never for swap) to the device's next
+    /// drain: the word stays marked queued, as notifies to it since then found it, and that
+    /// drain takes every such word. The next drain comes when swap frees a slot of another word
+    /// (or the device is reset): until then the word's slots keep their contents, unless they
+    /// are rewritten. That drain scans the whole bitmap, a load per 32 slots.
     pub(crate) fn orphan_stale(&self) {
         self.stale.orphan();
     }
@@ -394,11 +396,12 @@ impl Bits {
 /// What [`Table::mark_stale`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Marked {
-    /// The slot is stale, and its word was queued already: the drain that takes the word will
-    /// see the bit.
+    /// The slot is stale, and its word was queued (or orphaned) already: the drain that takes
+    /// the word will see the bit.
     Queued,
     /// The slot is stale, and its word, of this index, was not queued: the caller must queue it
-    /// for [`SwapFrees`] (or undo the mark with [`Table::unmark_stale`]).
+    /// for [`SwapFrees`] or, if it cannot (interrupt context), hand it to the next drain with
+    /// [`Table::orphan_stale`].
     First(u32),
     /// The index is past the bitmap's last word: nothing was marked.
     OutOfRange,
@@ -484,9 +487,9 @@ impl Stale {
     fn take_orphans(&self) -> impl Iterator<Item = u32> + '_ {
         let any =
             self.orphans.load(Ordering::Relaxed) && self.orphans.swap(false, Ordering::Acquire);
-        self.words
+        let words = if any { &self.words[..] } else { &[] };
+        words
             .iter()
-            .take(if any { usize::MAX } else { 0 })
             .enumerate()
             .filter(|(_, w)| w.load(Ordering::Relaxed) & Self::QUEUED != 0)
             .map(|(i, _)| i as u32)
@@ -574,7 +577,11 @@ pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
 }
 
 /// Frees the slots that swap freed in `swap_slot_free_notify`, given the words of the stale
-/// bitmap that the notifies queued ([`Marked::First`]).
+/// bitmap that the notifies queued ([`Marked::First`]), and every word orphaned since the last
+/// drain ([`Table::orphan_stale`]).
+///
+/// One drain covers up to a buffer page of words, 32 slots each; the queue runs it in its
+/// worker without a resched point (or inline, in atomic context), as it does any drain.
 ///
 /// Its drain may race with reads and writes of the same slots, and with itself (the worker and a
 /// full queue's inline drain): each slot is emptied under its lock, and only if it is still
@@ -768,19 +775,32 @@ mod tests {
         assert_eq!(s.pages_stored.get(), 0);
         assert_eq!(pool.total_pages(), 0);
         assert_eq!(s.notify_free.get(), 5);
-        // A word that could not be queued stays queued for the notifies after it, and the
-        // next drain of any word takes it.
-        store(&pool, &table, 2)?;
+        Ok(())
+    }
+
+    /// A word that could not be queued stays queued for the notifies after it, and the next
+    /// drain, of another word, takes it.
+    #[test]
+    fn orphaned_word_drained_by_next_drain() -> Result {
+        let pool = pool(c_str!("rzram_kunit_orphan"))?;
+        let table = Arc::new(Table::new(pool.clone(), 64, 0)?, GFP_KERNEL)?;
+        let s = &table.stats;
+        for i in [2, 3, 40] {
+            store(&pool, &table, i)?;
+        }
         assert_eq!(table.mark_stale(2), Marked::First(0));
         table.orphan_stale();
         assert_eq!(table.mark_stale(3), Marked::Queued);
-        SwapFrees(table.clone()).drain(&[]);
+        assert_eq!(table.mark_stale(40), Marked::First(1));
+        SwapFrees(table.clone()).drain(&[1]);
         assert_eq!(table.stale_pending(), 0);
         assert_eq!(pool.live_objects(), 0);
-        assert_eq!(s.notify_free.get(), 7);
-        // Taken: no drain takes it again.
+        assert_eq!((s.pages_stored.get(), s.compr_data_size.get()), (0, 0));
+        assert_eq!(s.notify_free.get(), 3);
+        // Taken: no later drain takes word 0 unless it is queued again.
         assert_eq!(table.mark_stale(3), Marked::First(0));
-        SwapFrees(table.clone()).drain(&[]);
+        assert_eq!(table.mark_stale(41), Marked::First(1));
+        SwapFrees(table.clone()).drain(&[1]);
         assert_eq!(table.stale_pending(), 1);
         Ok(())
     }

@@ -520,7 +520,9 @@ impl Storage {
     ///   frees a slot before it reuses it) frees whichever contents the slot holds when the
     ///   drain runs;
     /// - a bit set while its word is queued is seen by that word's drain, and a bit set after
-    ///   the drain took the word queues the word again (the invariant of `slots::Stale`);
+    ///   the drain took the word queues the word again (the invariant of `slots::Stale`); a
+    ///   word that cannot be queued (interrupt context, never for swap) waits for the drain of
+    ///   another word;
     /// - the storage cannot go away meanwhile: the caller reached it under the RCU read-side
     ///   lock, and a reset drops it only after a grace period, draining the queue first
     ///   ([`Deferred`]'s drop).
@@ -528,7 +530,8 @@ impl Storage {
     pub(crate) fn notify_free(&self, index: usize) {
         match self.table.mark_stale(index) {
             Marked::Queued => {}
-            // Queued, or drained at once if the queue is full (`SwapFrees::drain`).
+            // Queued, drained at once if the queue is full (`SwapFrees::drain`), or, from
+            // interrupt context, orphaned for the next drain.
             Marked::First(word) => self.queue_stale(word),
             // Never from swap: nothing to free; counted here, off the common path.
             Marked::OutOfRange => self.table.stats.notify_free.inc(),
@@ -539,8 +542,9 @@ impl Storage {
     #[inline(never)]
     fn queue_stale(&self, word: u32) {
         if self.deferred.push(word).is_err() {
-            // Interrupt context (never for swap): the next drain takes the word, and the slots
-            // keep their contents until then (or until they are rewritten).
+            // Interrupt context (never for swap): the next drain, when swap frees a slot of
+            // another word, takes the word; its slots keep their contents until then (or until
+            // they are rewritten).
             self.table.orphan_stale();
         }
     }

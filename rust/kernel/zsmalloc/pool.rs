@@ -210,7 +210,8 @@ impl Pool {
     /// nothing else may own it: the objects are freed here.
     unsafe fn free_raw(&self, raw: &mut [usize]) {
         match raw {
-            [] => {}
+            // Nothing to free, and no need to touch the shared count.
+            [] => return,
             // One object: freed directly, without the bulk free's sort.
             // SAFETY: the pool is valid and `h` a live handle of it (from `Handle::into_raw`, so
             // neither null nor an error value) that the caller gave up, freed once, here.
