@@ -598,8 +598,8 @@ impl SwapFrees {
             tally.notify_free += u64::from(t.stale.clear(index));
             return None;
         };
-        if t.stale.clear(index) {
-            tally.notify_free += 1;
+        // `take_tallied` clears the bit and counts the notify.
+        if t.stale.test(index) {
             t.take_tallied(&mut g, tally)
         } else {
             None
