@@ -14,16 +14,21 @@
  * ret_ms is the time from the start of the munmaps until the device's
  * mem_used_total (the third field of the mm_stat file given with -s) is back
  * to its value before the fill: when the memory is really returned. -1 without
- * -s, and if it is not back within 60 s.
+ * -s, and if it is not back within 60 s. The parent sleeps in waitpid() until
+ * every process has unmapped and exited (the memory cannot be back sooner),
+ * and only then polls mm_stat every 200 us with pread() on an open file, so
+ * its polling takes no CPU time from the munmaps, nor, with -c, from a
+ * deferred free's worker on the other CPUs.
  *
  * -c pins process i to CPU i modulo the number of CPUs (with P = 1, the one
- * process runs on CPU 0). -d names the device in the output and -o numbers
- * the rounds from an offset.
+ * process runs on CPU 0), and the parent to CPU 0. -d names the device in the
+ * output and -o numbers the rounds from an offset.
  *
  * usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT] [-c]
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,17 +70,18 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* mem_used_total from an mm_stat file, in bytes; -1 if unreadable. */
-static long long mem_used(const char *path)
+/* mem_used_total from an open mm_stat file, in bytes; -1 if unreadable. */
+static long long mem_used(int fd)
 {
-	long long orig, compr, used = -1;
-	FILE *f = fopen(path, "r");
+	long long orig, compr, used;
+	char buf[512];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
-	if (!f)
+	if (n <= 0)
 		return -1;
-	if (fscanf(f, "%lld %lld %lld", &orig, &compr, &used) != 3)
-		used = -1;
-	fclose(f);
+	buf[n] = 0;
+	if (sscanf(buf, "%lld %lld %lld", &orig, &compr, &used) != 3)
+		return -1;
 	return used;
 }
 
@@ -150,7 +156,7 @@ int main(int argc, char **argv)
 	unsigned long mb = 0, p = 1, rounds = 5, first = 0, r, i;
 	const char *dev = "-", *stat = NULL;
 	struct shared *sh;
-	int c, status, failed = 0, pinned = 0;
+	int c, status, failed = 0, pinned = 0, statfd = -1;
 
 	while ((c = getopt(argc, argv, "p:m:r:o:d:s:c")) != -1) {
 		switch (c) {
@@ -170,9 +176,19 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		return 1;
 
+	if (stat) {
+		statfd = open(stat, O_RDONLY);
+		if (statfd < 0) {
+			fprintf(stderr, "munmap_bench: %s: %s\n", stat, strerror(errno));
+			return 1;
+		}
+	}
+	if (pinned)
+		pin(0);
+
 	for (r = 0; r < rounds; r++) {
 		double sum = 0, max = 0, t0, ret_ms = -1;
-		long long base = stat ? mem_used(stat) : -1;
+		long long base = statfd >= 0 ? mem_used(statfd) : -1;
 		long swapped = 0;
 
 		memset(sh, 0, sizeof(*sh));
@@ -193,19 +209,19 @@ int main(int argc, char **argv)
 		}
 		t0 = now_ms();
 		__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+		for (i = 0; i < p; i++) {
+			wait(&status);
+			failed |= !WIFEXITED(status) || WEXITSTATUS(status);
+		}
 		/* The memory is back when mem_used_total is at its pre-fill value. */
 		while (base >= 0 && now_ms() - t0 < 60e3) {
-			long long used = mem_used(stat);
+			long long used = mem_used(statfd);
 
 			if (used >= 0 && used <= base) {
 				ret_ms = now_ms() - t0;
 				break;
 			}
 			usleep(200);
-		}
-		for (i = 0; i < p; i++) {
-			wait(&status);
-			failed |= !WIFEXITED(status) || WEXITSTATUS(status);
 		}
 		for (i = 0; i < p; i++) {
 			sum += sh->ms[i];

@@ -197,7 +197,9 @@ def munmap_text(data, dropped, unmonitored, max_other):
     out += ["", "### When the memory is back, and what the deferred free did", "",
             "Return: median time from the start of the munmaps until the device's "
             "`mem_used_total` is back at its value before the fill (brd never returns its pages "
-            "by itself). Per round, medians: items the deferred free queued, synchronous frees "
+            "by itself); munmap_bench polls `mm_stat` only once every process has unmapped and "
+            "exited, from CPU 0, so the polling takes no time from the munmaps or the "
+            "deferred free's worker. Per round, medians: items the deferred free queued, synchronous frees "
             "(pushes that found no buffer page), its buffer pages (spare ones in brackets) after "
             "the round, and `miss_free`.", "",
             "| P | N (MB) | run | munmap ms | return ms | pushed | sync frees | buffer pages (spare) | miss_free |",
