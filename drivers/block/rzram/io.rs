@@ -8,9 +8,10 @@
 //! read-side lock) for its duration, so a reset never frees memory a bio uses, and works page by
 //! page through `storage.rs`, whose slot lock, compression stream and zsmalloc mapping nest in
 //! that order. The swap-slot notification runs in atomic context under swap's lock and takes no
-//! lock: it reads the storage under the RCU read-side lock and sets an atomic bit; once for 32
-//! neighbouring slots it also pushes onto this CPU's deferred-free queue (whose drain, inline
-//! when the queue is full, takes one slot lock at a time).
+//! lock: it reads the storage in the RCU read-side critical section that swap's spinlock makes of
+//! the call, and sets an atomic bit; once for 32 neighbouring slots it also pushes onto this
+//! CPU's deferred-free queue (whose drain, inline when the queue is full, takes one slot lock at
+//! a time).
 
 use crate::{device::Rzram, storage::Storage};
 use core::{ops::Range, sync::atomic::Ordering};
@@ -139,11 +140,11 @@ impl Operations for Rzram {
     /// Runs in atomic context under swap's lock, once per page of an exiting process: no lock
     /// and no counter here (see `Storage::notify_free`). May race with reads and writes of the
     /// same page, with the deferred free's drain, and with sysfs reads. Never races with a reset
-    /// (swap holds the device open), and the storage is reached under the RCU read-side lock
-    /// anyway, so it outlives this call whatever happens.
-    fn swap_slot_free_notify(&self, slot: usize) {
-        let guard = rcu::read_lock();
-        let Some(storage) = self.storage.get(&guard) else {
+    /// (swap holds the device open), and the storage is reached in the RCU read-side critical
+    /// section that swap's lock makes of the call (`guard`) anyway, so it outlives this call
+    /// whatever happens.
+    fn swap_slot_free_notify(&self, slot: usize, guard: &rcu::Guard) {
+        let Some(storage) = self.storage.get(guard) else {
             return;
         };
         storage.notify_free(slot);

@@ -21,7 +21,8 @@ use core::{
 ///
 /// # Invariants
 ///
-/// The RCU read side lock is actually held while instances of this guard exist.
+/// The current CPU is in an RCU read-side critical section while instances of this guard exist:
+/// one the guard entered, or, for the guard that [`assume_read_side`] lends, the caller's own.
 pub struct Guard(PhantomData<*mut ()>);
 
 impl Guard {
@@ -96,6 +97,65 @@ unsafe fn raw_read_unlock() {
 #[inline]
 pub fn read_lock() -> Guard {
     Guard::new()
+}
+
+/// Runs `f` with a [`Guard`] for the RCU read-side critical section that the caller is already
+/// in, without entering another one.
+///
+/// Since the RCU flavours were consolidated, a region with a spinlock held, or with preemption,
+/// bottom halves or interrupts disabled, is an RCU read-side critical section as much as one
+/// between `rcu_read_lock()` and `rcu_read_unlock()` (on `CONFIG_PREEMPT_RT` a spinlock takes
+/// `rcu_read_lock()` itself). A C callback documented to run under a spinlock can so lend its
+/// callee a guard that costs nothing, where [`read_lock`] would cost two calls. `f` gets the
+/// guard by reference only: it can neither drop it nor let it, or anything borrowed from it,
+/// outlive the call.
+///
+/// [`RcuArc::replace`] still sees the critical section and refuses to wait in it: it checks
+/// `preemptible()` with `CONFIG_PREEMPT_COUNT`; without it (and so without
+/// `CONFIG_PREEMPT_RCU`) this function enters a read-side critical section of its own, which
+/// `replace` counts.
+///
+/// # Safety
+///
+/// The current CPU must be in an RCU read-side critical section (a spinlock held, preemption,
+/// bottom halves or interrupts disabled, or `rcu_read_lock()` held) from the call until `f`
+/// returns.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::sync::{new_spinlock, rcu::{self, RcuArc}, Arc};
+///
+/// let cell = RcuArc::new(Some(Arc::new(7u32, GFP_KERNEL)?));
+/// let lock = KBox::pin_init(new_spinlock!(()), GFP_KERNEL)?;
+/// let held = lock.lock();
+/// // SAFETY: `held` keeps the spinlock, and so the read-side critical section, until the end.
+/// let seven = unsafe {
+///     rcu::assume_read_side(|guard| {
+///         let v = cell.get(guard).copied();
+///         // The critical section is seen: `replace` leaks rather than wait in it.
+///         assert!(cell.replace(None).is_none());
+///         v
+///     })
+/// };
+/// drop(held);
+/// assert_eq!(seven, Some(7));
+/// assert!(cell.get_arc().is_none());
+/// # Ok::<(), Error>(())
+/// ```
+#[inline(always)]
+pub unsafe fn assume_read_side<R>(f: impl FnOnce(&Guard) -> R) -> R {
+    #[cfg(CONFIG_PREEMPT_COUNT)]
+    {
+        // INVARIANT: the caller is in a read-side critical section until `f` returns, and the
+        // guard, never dropped (so never unlocked), is gone when `f` returns.
+        let guard = core::mem::ManuallyDrop::new(Guard(PhantomData));
+        f(&guard)
+    }
+    #[cfg(not(CONFIG_PREEMPT_COUNT))]
+    {
+        f(&Guard::new())
+    }
 }
 
 /// An optional [`Arc<T>`] that readers reach under the RCU read side lock, without taking a

@@ -14,7 +14,7 @@ use crate::{
     str::CStr,
     sync::Arc,
     sysfs::{Attribute, AttributeOwner, Group},
-    types::{ForeignOwnable, Opaque, ScopeGuard},
+    types::{Opaque, ScopeGuard},
 };
 use core::{fmt, pin::Pin, ptr::NonNull};
 
@@ -40,7 +40,7 @@ use core::{fmt, pin::Pin, ptr::NonNull};
 ///
 /// `disk` was allocated by `__blk_alloc_disk()` and added with `device_add_disk()`, and this
 /// object owns one reference to it. Its `private_data` is `dd`, converted with
-/// [`ForeignOwnable::into_foreign`] and released by the `free_disk` callback, and `dd` holds a
+/// [`Arc::into_raw`] and released by the `free_disk` callback, and `dd` holds a
 /// reference to `data`; its `fops` is `Vtable::<T>::FOPS`, whose owner is `T::OWNER`, the
 /// module of the code that built it (null if built in); its attribute groups point into `_group`
 /// and to `'static` attributes.
@@ -100,19 +100,19 @@ impl GenDiskBuilder {
         // SAFETY: the disk was just allocated, is not added, and nothing else uses it yet.
         unsafe { self.setup_disk(disk, name)? };
         let dd = DiskData::new(data.clone())?;
-        let foreign = dd.clone().into_foreign();
+        let foreign = Arc::into_raw(dd.clone());
         // SAFETY: as above: the disk is ours alone until it is added.
         unsafe {
             (*disk).fops = fops;
-            (*disk).private_data = foreign.cast_mut();
+            (*disk).private_data = foreign.cast_mut().cast();
         }
         // SAFETY: the disk is fully set up; the group lives until `del_gendisk()` has returned
         // (see `Drop`), and the fops and attributes are static.
         let ret = unsafe { bindings::device_add_disk(core::ptr::null_mut(), disk, group.groups()) };
         if let Err(e) = to_result(ret) {
-            // SAFETY: `foreign` came from `into_foreign` above and the disk was not added, so
+            // SAFETY: `foreign` came from `into_raw` above and the disk was not added, so
             // nothing else can have borrowed it.
-            let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::from_foreign(foreign) };
+            let dd = unsafe { Arc::from_raw(foreign) };
             // SAFETY: the disk was not added, so its `free_disk` never runs: the disk's
             // reference to `data` is released here, once.
             unsafe { dd.release() };

@@ -10,8 +10,8 @@ use crate::{
     error::Result,
     ffi::{c_int, c_ulong, c_void},
     prelude::*,
-    sync::Arc,
-    types::{ForeignOwnable, Opaque},
+    sync::{rcu, Arc},
+    types::Opaque,
     ThisModule,
 };
 use core::{
@@ -47,8 +47,11 @@ pub trait Operations: Sized + Send + Sync + 'static {
 
     /// Swap no longer needs the page in slot `slot` (the page index on the disk).
     ///
-    /// Context: atomic (called under the swap device's lock); must not sleep.
-    fn swap_slot_free_notify(&self, _slot: usize) {
+    /// Context: atomic (called under the swap device's lock); must not sleep. `guard` is the
+    /// RCU read-side critical section that the lock makes of the call (see
+    /// [`rcu::assume_read_side`]), so that data published with [`rcu::RcuArc`] is reached
+    /// without entering another.
+    fn swap_slot_free_notify(&self, _slot: usize, _guard: &rcu::Guard) {
         crate::build_error!(crate::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -94,7 +97,7 @@ impl<T: Operations> Vtable<T> {
 ///
 /// # Invariants
 ///
-/// `data` is an `Arc<T>` converted with [`ForeignOwnable::into_foreign`], for some
+/// `data` is an `Arc<T>` converted with [`Arc::into_raw`] (so it points at the `T`), for some
 /// `T: Operations` (so `Send + Sync + 'static`) whose `release::<T>` is `release`; it is not yet
 /// released while `released` is not completed. `released` is initialised. `module` is null or a
 /// module reference owned by the disk.
@@ -113,20 +116,20 @@ unsafe impl Send for DiskData {}
 // SAFETY: as above; shared access only borrows `data` and waits on or completes `released`.
 unsafe impl Sync for DiskData {}
 
-/// Releases an `Arc<T>` converted with [`ForeignOwnable::into_foreign`].
+/// Releases an `Arc<T>` converted with [`Arc::into_raw`].
 ///
 /// # Safety
 ///
-/// `data` must come from `Arc::<T>::into_foreign`, and not be used afterwards.
+/// `data` must come from `Arc::<T>::into_raw`, and not be used afterwards.
 unsafe fn release<T: Operations>(data: *const c_void) {
     // SAFETY: by the caller's promise.
-    drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(data) });
+    drop(unsafe { Arc::<T>::from_raw(data.cast()) });
 }
 
 impl DiskData {
     /// A disk's data holding `data`, to be released by its `free_disk`.
     pub(super) fn new<T: Operations>(data: Arc<T>) -> Result<Arc<DiskData>> {
-        let data = data.into_foreign();
+        let data = Arc::into_raw(data).cast::<c_void>();
         let dd = Arc::pin_init(
             pin_init!(DiskData {
                 data,
@@ -141,7 +144,7 @@ impl DiskData {
             // INVARIANT: `data` is an `Arc<T>`, not released; `released` was initialised.
             Ok(dd) => Ok(dd),
             Err(e) => {
-                // SAFETY: `data` came from `into_foreign` above and was not stored anywhere.
+                // SAFETY: `data` came from `into_raw` above and was not stored anywhere.
                 unsafe { release::<T>(data) };
                 Err(e)
             }
@@ -191,19 +194,23 @@ impl DiskData {
 
 /// Returns the driver state of `disk`.
 ///
+/// Two loads after the disk's: `private_data` points at the [`DiskData`] and its `data` at the
+/// `T`, both raw `Arc` pointers, so the swap notify, which calls this for every freed slot, needs
+/// no null checks or offsets.
+///
 /// # Safety
 ///
 /// `disk` must be a disk of a [`GenDisk<T>`](super::GenDisk) to which the caller holds a
 /// reference (any block layer callback does) for `'a`.
+#[inline(always)]
 pub(super) unsafe fn state<'a, T: Operations>(disk: *mut bindings::gendisk) -> &'a T {
-    // SAFETY: `private_data` holds an `Arc<DiskData>` that is released only by `free_disk`, when
-    // the last reference to the disk goes; the caller holds one for `'a`.
-    let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::borrow((*disk).private_data) };
-    // SAFETY: `data` is an `Arc<T>` (the disk is a `GenDisk<T>`'s), released by the same
-    // `free_disk`, after `'a`.
-    let b = unsafe { <Arc<T> as ForeignOwnable>::borrow(dd.data) };
-    // SAFETY: the `Arc` outlives `'a`, as argued above.
-    unsafe { &*core::ptr::from_ref::<T>(&b) }
+    // SAFETY: `private_data` is an `Arc<DiskData>` converted with `Arc::into_raw` (type invariant
+    // of `GenDisk`), released only by `free_disk`, when the last reference to the disk goes; the
+    // caller holds one for `'a`.
+    let dd = unsafe { &*(*disk).private_data.cast::<DiskData>() };
+    // SAFETY: `data` is an `Arc<T>` converted with `Arc::into_raw` (type invariant of `DiskData`;
+    // the disk is a `GenDisk<T>`'s), released by the same `free_disk`, after `'a`.
+    unsafe { &*dd.data.cast::<T>() }
 }
 
 /// The `free_disk` of every bio-based disk: built-in code, see [`DiskData`].
@@ -213,9 +220,9 @@ pub(super) unsafe fn state<'a, T: Operations>(disk: *mut bindings::gendisk) -> &
 /// Called by the block layer once, when the last reference to a disk of a `GenDisk` goes.
 #[inline(never)]
 unsafe extern "C" fn free_disk_callback(disk: *mut bindings::gendisk) {
-    // SAFETY: `private_data` came from `into_foreign` in `build_bio` (type invariant of
+    // SAFETY: `private_data` came from `Arc::into_raw` in `build_bio` (type invariant of
     // `GenDisk`), and no callback can borrow it any more: nobody holds a reference to the disk.
-    let dd = unsafe { <Arc<DiskData> as ForeignOwnable>::from_foreign((*disk).private_data) };
+    let dd = unsafe { Arc::from_raw((*disk).private_data.cast::<DiskData>()) };
     let module = dd.module.load(Ordering::Acquire);
     // SAFETY: the block layer calls `free_disk` once.
     unsafe { dd.release() };
@@ -268,5 +275,8 @@ unsafe extern "C" fn swap_notify_callback<T: Operations>(
 ) {
     // SAFETY: swap holds the device open, and so a reference to the disk, while it calls this.
     let t = unsafe { state::<T>((*bdev).bd_disk) };
-    t.swap_slot_free_notify(slot);
+    // SAFETY: swap calls this with a spinlock held ("this callback is with swap_lock ... held",
+    // include/linux/blkdev.h; `si->lock` in mm/swapfile.c), an RCU read-side critical section
+    // until it returns.
+    unsafe { rcu::assume_read_side(|guard| t.swap_slot_free_notify(slot, guard)) };
 }
