@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
+#include <linux/bug.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
@@ -44,3 +45,14 @@ bool rust_helper_rcu_cannot_sync(void)
 	return this_cpu_read(rust_rcu_depth) != 0;
 #endif
 }
+
+#ifdef CONFIG_PROVE_RCU
+/*
+ * kernel::sync::rcu::assume_read_side()'s claim, checked: the caller is in an
+ * RCU read-side critical section of some kind.
+ */
+void rust_helper_rcu_check_any_held(void)
+{
+	WARN_ON_ONCE(!rcu_read_lock_any_held());
+}
+#endif

@@ -21,8 +21,10 @@ use core::{
 ///
 /// # Invariants
 ///
-/// The current CPU is in an RCU read-side critical section while instances of this guard exist:
+/// The current task is in an RCU read-side critical section while instances of this guard exist:
 /// one the guard entered, or, for the guard that [`assume_read_side`] lends, the caller's own.
+/// Only guards made by [`Guard::new`] are ever dropped: the lent one lives in a
+/// [`ManuallyDrop`](core::mem::ManuallyDrop) that only lends it by reference.
 pub struct Guard(PhantomData<*mut ()>);
 
 impl Guard {
@@ -49,7 +51,8 @@ impl Default for Guard {
 impl Drop for Guard {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: By the type invariants, the RCU read side lock is held, so it may be released.
+        // SAFETY: By the type invariants, a guard that is dropped was made by `Guard::new`, which
+        // took the RCU read side lock: it is held, and may be released.
         unsafe { raw_read_unlock() };
     }
 }
@@ -110,16 +113,22 @@ pub fn read_lock() -> Guard {
 /// guard by reference only: it can neither drop it nor let it, or anything borrowed from it,
 /// outlive the call.
 ///
-/// [`RcuArc::replace`] still sees the critical section and refuses to wait in it: it checks
-/// `preemptible()` with `CONFIG_PREEMPT_COUNT`; without it (and so without
-/// `CONFIG_PREEMPT_RCU`) this function enters a read-side critical section of its own, which
-/// `replace` counts.
+/// [`RcuArc::replace`] still sees the critical section and refuses to wait in it: with
+/// `CONFIG_PREEMPT_COUNT` through `!preemptible()` or, on `CONFIG_PREEMPT_RT`, where a spinlock
+/// region is preemptible, through `rcu_preempt_depth()`; without `CONFIG_PREEMPT_COUNT` (and so
+/// without `CONFIG_PREEMPT_RCU`) this function enters a read-side critical section of its own,
+/// which `replace` counts, and only there costs a call. With `CONFIG_PROVE_RCU` it checks the
+/// caller's claim (`rcu_read_lock_any_held()`) and warns once if it is false.
+///
+/// The lent guard proves a read-side critical section of any kind, which is what
+/// [`RcuArc::get`] needs; it does not make `rcu_read_lock_held()` true, so it must not be taken as
+/// evidence for C code that checks that (such as `rcu_dereference()` under `CONFIG_PROVE_RCU`).
 ///
 /// # Safety
 ///
-/// The current CPU must be in an RCU read-side critical section (a spinlock held, preemption,
-/// bottom halves or interrupts disabled, or `rcu_read_lock()` held) from the call until `f`
-/// returns.
+/// The current task must be in an RCU read-side critical section (a spinlock held, preemption,
+/// bottom halves or interrupts disabled, or `rcu_read_lock()` held), on a CPU that RCU watches
+/// (not in the idle loop nor in CPU bring-up or tear-down), from the call until `f` returns.
 ///
 /// # Examples
 ///
@@ -147,6 +156,11 @@ pub fn read_lock() -> Guard {
 pub unsafe fn assume_read_side<R>(f: impl FnOnce(&Guard) -> R) -> R {
     #[cfg(CONFIG_PREEMPT_COUNT)]
     {
+        #[cfg(CONFIG_PROVE_RCU)]
+        // SAFETY: an FFI call with no requirements.
+        unsafe {
+            bindings::rcu_check_any_held()
+        };
         // INVARIANT: the caller is in a read-side critical section until `f` returns, and the
         // guard, never dropped (so never unlocked), is gone when `f` returns.
         let guard = core::mem::ManuallyDrop::new(Guard(PhantomData));
@@ -266,8 +280,11 @@ impl<T: Send + Sync> RcuArc<T> {
     /// still be using it.
     ///
     /// Context: process context, not under a [`Guard`]; sleeps (an RCU grace period). Under a
-    /// guard (the thread may hold a reference to the previous value) or in atomic context it
-    /// cannot wait: it warns and leaks the previous value, returning `None`.
+    /// guard (the thread may hold a reference to the previous value) it cannot wait: it warns and
+    /// leaks the previous value, returning `None`. It does the same in atomic context where it
+    /// can tell (with `CONFIG_PREEMPT_COUNT`); without it, calling it under a spinlock with no
+    /// guard is a sleep in atomic context, a bug as in C, but frees nothing a reference uses
+    /// (every reference from [`get`](Self::get) borrows a guard, which it sees).
     pub fn replace(&self, value: Option<Arc<T>>) -> Option<Arc<T>> {
         // INVARIANT: the new pointer comes from `Arc::into_raw`, and its reference moves into
         // `self`; the old one's reference is held by this call until after the grace period.

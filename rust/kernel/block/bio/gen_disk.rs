@@ -110,8 +110,9 @@ impl GenDiskBuilder {
         // (see `Drop`), and the fops and attributes are static.
         let ret = unsafe { bindings::device_add_disk(core::ptr::null_mut(), disk, group.groups()) };
         if let Err(e) = to_result(ret) {
-            // SAFETY: `foreign` came from `into_raw` above and the disk was not added, so
-            // nothing else can have borrowed it.
+            // SAFETY: `foreign` came from `into_raw` above and the disk was not added:
+            // `device_add_disk()` failed, and on its way out `device_del()` waited for any show
+            // or store of the attributes it had made visible, so nothing still borrows it.
             let dd = unsafe { Arc::from_raw(foreign) };
             // SAFETY: the disk was not added, so its `free_disk` never runs: the disk's
             // reference to `data` is released here, once.

@@ -47,8 +47,9 @@ pub trait Operations: Sized + Send + Sync + 'static {
 
     /// Swap no longer needs the page in slot `slot` (the page index on the disk).
     ///
-    /// Context: atomic (called under the swap device's lock); must not sleep. `guard` is the
-    /// RCU read-side critical section that the lock makes of the call (see
+    /// Context: called under the swap device's spinlock, so must not sleep (atomic, except on
+    /// `CONFIG_PREEMPT_RT`). `guard` is the RCU read-side critical section that the lock makes
+    /// of the call (see
     /// [`rcu::assume_read_side`]), so that data published with [`rcu::RcuArc`] is reached
     /// without entering another.
     fn swap_slot_free_notify(&self, _slot: usize, _guard: &rcu::Guard) {
@@ -275,8 +276,10 @@ unsafe extern "C" fn swap_notify_callback<T: Operations>(
 ) {
     // SAFETY: swap holds the device open, and so a reference to the disk, while it calls this.
     let t = unsafe { state::<T>((*bdev).bd_disk) };
-    // SAFETY: swap calls this with a spinlock held ("this callback is with swap_lock ... held",
-    // include/linux/blkdev.h; `si->lock` in mm/swapfile.c), an RCU read-side critical section
-    // until it returns.
+    // SAFETY: swap calls this with a spinlock held, an RCU read-side critical section on a CPU
+    // that RCU watches, until it returns: in mm/swapfile.c its one caller, `swap_range_free()`,
+    // is called only by `swap_entry_range_free()`, whose every caller holds `si->lock`
+    // (include/linux/blkdev.h says "swap_lock", out of date). Re-check when mm/swapfile.c
+    // changes; `CONFIG_PROVE_RCU` kernels check it at run time.
     unsafe { rcu::assume_read_side(|guard| t.swap_slot_free_notify(slot, guard)) };
 }
