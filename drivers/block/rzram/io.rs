@@ -48,13 +48,12 @@ fn for_each_page<D>(
     })
 }
 
-/// Reads the bio's data, page by page, through a private page: the bio's memory is reached only
-/// by copies, since others may use it meanwhile (an `O_DIRECT` buffer).
+/// Reads the bio's data, page by page, copying each from where the storage has it (this CPU's
+/// page after a decompression): the bio's memory is reached only by copies, since others may use
+/// it meanwhile (an `O_DIRECT` buffer).
 fn read(storage: &Storage, data: &mut Data<'_, dir::Read>) -> Result {
-    let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
     for_each_page(data, |seg, done, index, part| {
-        storage.read_page(index, &mut page)?;
-        seg.copy_from_slice(done, &page[part])
+        storage.read_page_with(index, |page| seg.copy_from_slice(done, &page[part]))
     })
 }
 

@@ -31,7 +31,7 @@ use kernel::{
 
 /// A CPU's compression streams, one per configured priority (the primary algorithm and the
 /// secondary ones of `recomp_algorithm`), its output buffer (two pages, as zram's) and a page
-/// for recompression.
+/// that reads decompress into and recompression decompresses into.
 pub(crate) struct Comp {
     streams: [Option<Stream>; MAX_PRIO],
     buf: KVec<u8>,
@@ -45,6 +45,16 @@ impl Comp {
             .get_mut(prio)
             .and_then(Option::as_mut)
             .ok_or(EIO)
+    }
+
+    /// Decompresses `src`, stored with priority `prio`, into this CPU's page; `EIO` unless it
+    /// makes a whole page.
+    fn decompress_page(&mut self, prio: usize, src: &[u8]) -> Result {
+        let stream = self.streams.get_mut(prio).and_then(Option::as_mut);
+        if stream.ok_or(EIO)?.decompress(src, &mut self.page)? != PAGE_SIZE {
+            return Err(EIO);
+        }
+        Ok(())
     }
 }
 
@@ -185,14 +195,33 @@ impl Storage {
         )?)
     }
 
-    /// Reads page `index` into `dst`, one page long.
+    /// Reads page `index` into `dst`, one page long (`EINVAL` otherwise).
+    ///
+    /// See [`read_page_with`](Self::read_page_with), which hands the page over where it is.
+    pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
+        self.read_page_with(index, |page| {
+            if dst.len() != page.len() {
+                return Err(EINVAL);
+            }
+            dst.copy_from_slice(page);
+            Ok(())
+        })
+    }
+
+    /// Reads page `index` and calls `f` with it, one page long, where it is at hand: the
+    /// zsmalloc object of a page stored whole, this CPU's page after a decompression or a fill,
+    /// a page of its own for a written-back page. So a bio's read copies each page once, and
+    /// allocates nothing. Returns what `f` returns.
+    ///
+    /// `f` runs under the slot lock, and with the object mapped or this CPU's streams locked: it
+    /// must not sleep (a copy into a bio's page is fine).
     ///
     /// May race with writes, frees, swap notifications and deferred frees of the same page: the
     /// slot lock orders them, and the read sees the contents before or after each, never an
     /// object being freed. A written-back page is read from the backing device without the slot
     /// lock; the read is retried if the slot no longer holds that block afterwards
     /// (`writeback.rs`).
-    pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
+    pub(crate) fn read_page_with(&self, index: usize, f: impl FnOnce(&[u8]) -> Result) -> Result {
         loop {
             let t = &*self.table;
             let mut g = t.slots.lock(index).ok_or(EIO)?;
@@ -201,27 +230,26 @@ impl Storage {
             if st.is_wb() {
                 let block = g.word().ok_or(EIO)? as u64;
                 drop(g);
-                if self.read_written_back(index, block, dst)? {
-                    return Ok(());
+                let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+                if self.read_written_back(index, block, &mut page)? {
+                    return f(&page);
                 }
                 continue;
             }
-            if let Some(w) = g.word() {
-                fill(dst, w);
-                return Ok(());
-            }
             let size = st.size();
-            if size == PAGE_SIZE {
-                dst.copy_from_slice(&g.map_read(size)?);
-                return Ok(());
+            if g.word().is_none() && size == PAGE_SIZE {
+                return f(&g.map_read(size)?);
             }
             // Stream, then mapping: the order of the write path, so that the two never wait on
             // each other.
-            let n = self.streams.with(|c| {
-                let obj = g.map_read(size)?;
-                c.stream(st.prio())?.decompress(&obj, dst)
-            })?;
-            return if n == PAGE_SIZE { Ok(()) } else { Err(EIO) };
+            return self.streams.with(|c| {
+                if let Some(w) = g.word() {
+                    fill(&mut c.page, w);
+                } else {
+                    c.decompress_page(st.prio(), &g.map_read(size)?)?;
+                }
+                f(&c.page)
+            });
         }
     }
 
@@ -428,10 +456,7 @@ impl Storage {
                 if old_size == PAGE_SIZE {
                     c.page.copy_from_slice(&obj);
                 } else {
-                    let stream = c.streams.get_mut(st.prio()).and_then(Option::as_mut);
-                    if stream.ok_or(EIO)?.decompress(&obj, &mut c.page)? != PAGE_SIZE {
-                        return Err(EIO);
-                    }
+                    c.decompress_page(st.prio(), &obj)?;
                 }
             }
             let mut tried = 0;
