@@ -57,18 +57,20 @@ fn read(storage: &Storage, data: &mut Data<'_, dir::Read>) -> Result {
     })
 }
 
-/// Writes the bio's data, page by page, through a private page: what is compressed (and checked
-/// for being same-filled) is a copy that nobody else can change, since others may write the bio's
-/// memory meanwhile (`O_DIRECT` buffers are not covered by stable writes). Partial pages are
-/// read, modified and written back.
+/// Writes the bio's data, page by page, each copied into this CPU's page: what is compressed (and
+/// checked for being same-filled) is a copy that nobody else can change, since others may write
+/// the bio's memory meanwhile (`O_DIRECT` buffers are not covered by stable writes). Partial
+/// pages are read into a page of their own, modified and written back.
 fn write(storage: &Storage, data: &mut Data<'_, dir::Write>, limit_pages: u64) -> Result {
-    let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
     for_each_page(data, |seg, done, index, part| {
         if part.len() < PAGE_SIZE {
+            let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
             storage.read_page(index, &mut page)?;
+            seg.copy_to_slice(done, &mut page[part])?;
+            storage.write_page(index, &page, limit_pages)
+        } else {
+            storage.write_page_with(index, |page| seg.copy_to_slice(done, page), limit_pages)
         }
-        seg.copy_to_slice(done, &mut page[part])?;
-        storage.write_page(index, &page, limit_pages)
     })
 }
 

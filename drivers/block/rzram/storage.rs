@@ -144,6 +144,40 @@ enum Compressed<'a> {
     NeedMemory(usize),
 }
 
+/// Compresses `src`, one page, with the primary stream of `streams` into `buf`, and writes the
+/// result (or `src` itself, if it does not compress below the huge size) to a new object of
+/// `pool`: `spare` if it is large enough, else one allocated without sleeping.
+fn store<'a>(
+    pool: &'a Pool,
+    streams: &mut [Option<Stream>; MAX_PRIO],
+    buf: &mut [u8],
+    src: &[u8],
+    spare: &mut Option<NewObject<'a>>,
+) -> Result<Compressed<'a>> {
+    let huge_size = pool.huge_class_size();
+    let stream = streams[0].as_mut().ok_or(EIO)?;
+    let (data, len, huge) = match stream.compress(src, buf) {
+        Ok(n) if n < huge_size => (buf.get(..n).ok_or(EIO)?, n, false),
+        Ok(_) | Err(E2BIG) => (src, PAGE_SIZE, true),
+        Err(e) => return Err(e),
+    };
+    // The page may have changed since `spare` was allocated for it (a write that is not stable):
+    // use the object only if the new length fits it.
+    let obj = match spare.take() {
+        Some(obj) if obj.capacity() >= len => obj,
+        other => {
+            // Too small: freed.
+            drop(other);
+            match pool.alloc(len, GFP_NOWAIT | __GFP_NOWARN) {
+                Ok(obj) => obj,
+                Err(_) => return Ok(Compressed::NeedMemory(len)),
+            }
+        }
+    };
+    // Bytes past `len` up to the object's capacity are zeroed.
+    Ok(Compressed::Stored(obj.write(data)?, len, huge))
+}
+
 impl Storage {
     /// Storage with the algorithm `alg` and nothing else configured; for the tests and the
     /// lockdep self-test.
@@ -259,31 +293,8 @@ impl Storage {
         src: &[u8],
         spare: &mut Option<NewObject<'a>>,
     ) -> Result<Compressed<'a>> {
-        let pool: &'a Pool = &self.table.pool;
-        let huge_size = pool.huge_class_size();
-        self.streams.with(|c| {
-            let stream = c.streams[0].as_mut().ok_or(EIO)?;
-            let (data, len, huge) = match stream.compress(src, &mut c.buf) {
-                Ok(n) if n < huge_size => (&c.buf[..n], n, false),
-                Ok(_) | Err(E2BIG) => (src, PAGE_SIZE, true),
-                Err(e) => return Err(e),
-            };
-            // The page may have changed since `spare` was allocated for it (a write that is
-            // not stable): use the object only if the new length fits it.
-            let obj = match spare.take() {
-                Some(obj) if obj.capacity() >= len => obj,
-                other => {
-                    // Too small: freed.
-                    drop(other);
-                    match pool.alloc(len, GFP_NOWAIT | __GFP_NOWARN) {
-                        Ok(obj) => obj,
-                        Err(_) => return Ok(Compressed::NeedMemory(len)),
-                    }
-                }
-            };
-            // Bytes past `len` up to the object's capacity are zeroed.
-            Ok(Compressed::Stored(obj.write(data)?, len, huge))
-        })
+        self.streams
+            .with(|c| store(&self.table.pool, &mut c.streams, &mut c.buf, src, spare))
     }
 
     /// Writes `src`, one page, to page `index`. With `limit_pages` not 0, fails with `ENOMEM`
@@ -293,35 +304,83 @@ impl Storage {
     /// the slot lock wins, and a write empties the slot first, which clears its stale bit, so a
     /// deferred free queued before it leaves the new contents alone.
     pub(crate) fn write_page(&self, index: usize, src: &[u8], limit_pages: u64) -> Result {
-        let t = &*self.table;
-        if index >= t.slots.len() {
+        if index >= self.table.slots.len() {
             return Err(EIO);
         }
         if let Some(w) = same_filled(src) {
-            let mut g = t.slots.lock(index).ok_or(EIO)?;
-            t.clear(&mut g);
-            g.replace(Contents::Word(w))?;
-            State::SAME.set(&mut g);
-            slots::accessed(&mut g);
-            t.stats.same_pages.inc();
-            t.stats.pages_stored.inc();
-            return Ok(());
+            return self.install_same(index, w);
         }
-
         let mut spare = None;
-        let (h, len, huge) = loop {
+        loop {
             match self.compress(src, &mut spare)? {
-                Compressed::Stored(h, len, huge) => break (h, len, huge),
+                Compressed::Stored(h, len, huge) => {
+                    return self.install(index, h, len, huge, limit_pages)
+                }
                 Compressed::NeedMemory(len) => {
                     // The slow path may sleep, so it runs without the stream.
-                    t.stats.writestall.inc();
-                    spare = Some(t.pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
+                    self.table.stats.writestall.inc();
+                    spare = Some(self.table.pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
                 }
             }
-        };
+        }
+    }
 
+    /// Writes the page that `fill` copies into the buffer it is given (one page) to page
+    /// `index`, as [`write_page`](Self::write_page) does, without a page of its own: `fill`
+    /// fills this CPU's page, which is checked for being same-filled and compressed there. If
+    /// the object needs memory that only a sleeping allocation gives, `fill` is called again, to
+    /// fill a page allocated for [`write_page`](Self::write_page).
+    ///
+    /// `fill` runs with this CPU's streams locked: it must not sleep (a copy from a bio's page is
+    /// fine). What is compressed is the copy, which nobody else can change.
+    pub(crate) fn write_page_with(
+        &self,
+        index: usize,
+        mut fill: impl FnMut(&mut [u8]) -> Result,
+        limit_pages: u64,
+    ) -> Result {
+        if index >= self.table.slots.len() {
+            return Err(EIO);
+        }
+        let pool = &self.table.pool;
+        let fast = self.streams.with(|c| {
+            fill(&mut c.page)?;
+            if let Some(w) = same_filled(&c.page) {
+                return Ok(Err(w));
+            }
+            store(pool, &mut c.streams, &mut c.buf, &c.page, &mut None).map(Ok)
+        })?;
+        match fast {
+            Ok(Compressed::Stored(h, len, huge)) => self.install(index, h, len, huge, limit_pages),
+            Err(w) => self.install_same(index, w),
+            Ok(Compressed::NeedMemory(_)) => {
+                let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+                fill(&mut page)?;
+                self.write_page(index, &page, limit_pages)
+            }
+        }
+    }
+
+    /// Stores `w`, the word page `index` is filled with, replacing its contents.
+    fn install_same(&self, index: usize, w: usize) -> Result {
+        let t = &*self.table;
+        let mut g = t.slots.lock(index).ok_or(EIO)?;
+        t.clear(&mut g);
+        g.replace(Contents::Word(w))?;
+        State::SAME.set(&mut g);
+        slots::accessed(&mut g);
+        t.stats.same_pages.inc();
+        t.stats.pages_stored.inc();
+        Ok(())
+    }
+
+    /// Stores object `h`, of `len` bytes (a whole page if `huge`), as page `index`, replacing its
+    /// contents, unless the pool has grown beyond `limit_pages` (not 0): then `ENOMEM`, and the
+    /// object is freed.
+    fn install(&self, index: usize, h: Handle<'_>, len: usize, huge: bool, limit: u64) -> Result {
+        let t = &*self.table;
         let used = t.pool.total_pages() as u64;
-        if limit_pages != 0 && used > limit_pages {
+        if limit != 0 && used > limit {
             // Dropping `h` frees the new object.
             return Err(ENOMEM);
         }
@@ -674,6 +733,70 @@ mod tests {
             assert_eq!(s.compr_data_size.get(), 0);
             assert_eq!(storage.table.pool.total_pages(), 0);
         }
+        Ok(())
+    }
+
+    /// The bio paths: `write_page_with` fills this CPU's page and stores it as `write_page`
+    /// would, `read_page_with` hands the page over from where it is; a failing `fill` changes
+    /// nothing, and the closures' errors come back.
+    #[test]
+    fn closure_paths() -> Result {
+        let pages = [
+            page(|i| (i / 64) as u8)?, // compressible
+            random_page()?,            // incompressible: stored whole, read from the mapping
+            page(|_| 0x3c)?,           // same-filled
+        ];
+        let storage = Storage::new(
+            c_str!("rzram_kunit"),
+            8 * PAGE_SIZE as u64,
+            Algorithm::LzoRle,
+        )?;
+        for (i, p) in pages.iter().enumerate() {
+            storage.write_page_with(
+                i,
+                |dst| {
+                    dst.copy_from_slice(p);
+                    Ok(())
+                },
+                0,
+            )?;
+        }
+        for (i, p) in pages.iter().enumerate() {
+            let mut seen = false;
+            storage.read_page_with(i, |src| {
+                seen = src == &p[..];
+                Ok(())
+            })?;
+            assert!(seen);
+        }
+        let s = &storage.table.stats;
+        assert_eq!(s.pages_stored.get(), 3);
+        assert_eq!(s.same_pages.get(), 1);
+        assert_eq!(s.huge_pages.get(), 1);
+        // A fill that fails stores nothing: page 0 keeps its contents.
+        assert_eq!(storage.write_page_with(0, |_| Err(EFAULT), 0), Err(EFAULT));
+        let mut out = page(|_| 0)?;
+        storage.read_page(0, &mut out)?;
+        assert!(out == pages[0]);
+        assert_eq!(s.pages_stored.get(), 3);
+        // Past the end: EIO, and `fill` is not called.
+        let mut called = false;
+        let r = storage.write_page_with(
+            8,
+            |_| {
+                called = true;
+                Ok(())
+            },
+            0,
+        );
+        assert_eq!(r, Err(EIO));
+        assert!(!called);
+        // The reader's error comes back, for each kind of page.
+        for i in 0..pages.len() {
+            assert_eq!(storage.read_page_with(i, |_| Err(EFAULT)), Err(EFAULT));
+        }
+        // A buffer that is not a page is refused.
+        assert_eq!(storage.read_page(0, &mut out[..100]), Err(EINVAL));
         Ok(())
     }
 
