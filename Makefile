@@ -13,7 +13,7 @@ SUPPORTED_ARCHES := arm64 x86_64
 S := scripts
 
 .PHONY: all help deps tree kernel image boot guest-test run test kunit check \
-	zsmalloc32 bench profile series series-check clean distclean check-arch
+	zsmalloc32 bench profile pi series series-check clean distclean check-arch
 
 all: help
 
@@ -30,6 +30,8 @@ help:
 	@echo "make zsmalloc32           32-bit (ARCH=arm) compile of mm/zsmalloc.o"
 	@echo "make bench                benchmarks against stock zram"
 	@echo "make profile              ftrace function profile of munmap of swapped-out memory"
+	@echo "make pi                   Raspberry Pi 4 kernel in build/pi/rzram (see its INSTALL), checked:"
+	@echo "                          device-tree drivers, QEMU raspi3b and virt swap boots"
 	@echo "make series               export git format-patch sub-series with cover letters to build/series"
 	@echo "make series-check         apply build/series patch by patch: build, checkpatch, kernel-doc"
 	@echo "                          (SERIES_CHECK_NOBUILD=1: no builds)"
@@ -76,6 +78,9 @@ bench: tree
 
 profile: tree
 	@bash $(S)/profile.sh
+
+pi: tree
+	@bash $(S)/pi.sh
 
 series: deps
 	@bash $(S)/series.sh

@@ -10,6 +10,10 @@
 #           bench our tree, base + qemu-ARCH + rzram + bench (no debug
 #                 options; the binding benchmark rust_zsmalloc_bench)
 #           trace bench plus the ftrace function profiler (make profile)
+#           pi    arm64 only: base + qemu-arm64 + rzram + compat + rpi4, the
+#                 Raspberry Pi 4 kernel of make pi (also boots QEMU raspi3b
+#                 and virt), with the Broadcom device trees, into
+#                 build/arm64-pi
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
 #           p3    pristine + the series up to its third zsmalloc patch (the
 #                 zs_free locking changes alone), base + qemu-ARCH
@@ -53,6 +57,11 @@ test)
 	;;
 bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-bench ;;
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
+pi)
+	[ "$arch" = arm64 ] || die "the pi variant is arm64 only"
+	frags+=("$FRAG/rzram.config" "$FRAG/compat.config" "$FRAG/rpi4.config")
+	out=$BUILD/$arch-pi
+	;;
 stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
 p3) out=$BUILD/$arch-p3; SRC=$BUILD/linux-p3 ;;
 p3-*)
@@ -61,7 +70,7 @@ p3-*)
 	out=$BUILD/$arch-$variant
 	SRC=$BUILD/linux-p3
 	;;
-*) die "unknown variant '$variant' (test, bench, trace, stock, p3, p3-*)" ;;
+*) die "unknown variant '$variant' (test, bench, trace, pi, stock, p3, p3-*)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
@@ -123,6 +132,8 @@ fi
 # A kernel with loadable modules (x86_64's test kernel has rzram.ko) builds
 # them too.
 grep -qx 'CONFIG_MODULES=y' "$out/.config" 2>/dev/null && target="$target modules"
+# The Pi kernel's device trees (those of the Broadcom boards it enables).
+[ "$variant" = pi ] && target="$target dtbs"
 note "building $arch ($variant) in ${out#"$TOP"/}"
 start=$(date +%s)
 # shellcheck disable=SC2086 # $target may name several objects

@@ -5,7 +5,7 @@
 # Usage: qemu.sh ARCH TESTS [--variant V] [--timeout S] [--mem MB]
 #                [--append ARGS] [--results FILE] [--label L] [--quiet]
 #                [--dev zram|rzram] [--expect-splat REGEX]
-#                [--smp N] [--icount] [--qmp SOCKET]
+#                [--smp N] [--icount] [--qmp SOCKET] [--machine raspi3b --dtb F]
 #   TESTS      comma-separated names from tests/guest (may be empty)
 #   --dev      the device family the tests drive (default: rzram if the
 #              kernel has it, else zram)
@@ -17,6 +17,9 @@
 #   --icount   arm64: one vCPU, -icount shift=0 (a guest instruction takes
 #              one virtual ns: guest timings count instructions)
 #   --qmp      a QMP socket, for the host to find the vCPU threads (make bench)
+#   --machine  arm64: raspi3b boots QEMU's Raspberry Pi 3 (BCM2837, 4 CPUs,
+#              1 GiB, the console on the PL011) with --dtb, its device tree
+#              (make pi's kernel); the default is virt
 # The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
 # result (timeout, crash) counts as failed.
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +30,7 @@ tests=${2:-}
 check_arch "$arch"
 shift 2 || shift $#
 variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev= expect=
-smp=2 icount=0 qmp=
+smp=2 icount=0 qmp= machine=virt dtb=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -42,6 +45,8 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--icount) icount=1 smp=1; shift ;;
 	--qmp) qmp=$2; shift 2 ;;
+	--machine) machine=$2; shift 2 ;;
+	--dtb) dtb=$2; shift 2 ;;
 	*) die "qemu.sh: unknown option '$1'" ;;
 	esac
 done
@@ -75,9 +80,24 @@ cmdline="panic=-1 kunit.enable=0 rztests=$tests rzdev=$rzdev $append"
 case "$arch" in
 arm64)
 	kernel=$kdir/arch/arm64/boot/Image
-	qemu=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$smp" -m "$mem")
-	[ $icount = 0 ] || qemu+=(-icount shift=0)
-	cmdline="console=ttyAMA0 $cmdline"
+	case "$machine" in
+	virt)
+		qemu=(qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$smp" -m "$mem")
+		[ $icount = 0 ] || qemu+=(-icount shift=0)
+		cmdline="console=ttyAMA0 $cmdline"
+		;;
+	raspi3b)
+		# The board's fixed CPUs and memory; QEMU puts the memory size, the
+		# command line and the initrd into the device tree. Its first serial
+		# port is the PL011 (uart0); the device tree's stdout-path names the
+		# mini-UART, so the console is given here, early one included.
+		[ -f "$dtb" ] || die "--machine raspi3b needs --dtb FILE"
+		[ $icount = 0 ] || die "--icount: virt only"
+		qemu=(qemu-system-aarch64 -M raspi3b -m 1G -dtb "$dtb")
+		cmdline="earlycon=pl011,0x3f201000 console=ttyAMA0 $cmdline"
+		;;
+	*) die "unknown --machine '$machine' (virt, raspi3b)" ;;
+	esac
 	;;
 x86_64)
 	kernel=$kdir/arch/x86/boot/bzImage
@@ -99,7 +119,7 @@ common=(-nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd")
 # arm64 guests get an empty scratch disk, /dev/vda (virtio-mmio): a real disk
 # for the file system of the writeback hybrid test. Sparse, new for each boot.
 scratch=
-if [ "$arch" = arm64 ]; then
+if [ "$arch" = arm64 ] && [ "$machine" = virt ]; then
 	scratch=$BUILD/logs/$arch-$label.scratch.img
 	rm -f "$scratch"
 	truncate -s 2G "$scratch"
