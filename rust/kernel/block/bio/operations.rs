@@ -276,10 +276,10 @@ unsafe extern "C" fn swap_notify_callback<T: Operations>(
 ) {
     // SAFETY: swap holds the device open, and so a reference to the disk, while it calls this.
     let t = unsafe { state::<T>((*bdev).bd_disk) };
-    // SAFETY: swap calls this with a spinlock held, an RCU read-side critical section on a CPU
-    // that RCU watches, until it returns: in mm/swapfile.c its one caller, `swap_range_free()`,
+    // Swap calls this with a spinlock held: in mm/swapfile.c its one caller, `swap_range_free()`,
     // is called only by `swap_entry_range_free()`, whose every caller holds `si->lock`
     // (include/linux/blkdev.h says "swap_lock", out of date). Re-check when mm/swapfile.c
     // changes; `CONFIG_PROVE_RCU` kernels check it at run time.
+    // SAFETY: so the call is an RCU read-side critical section, on a CPU that RCU watches.
     unsafe { rcu::assume_read_side(|guard| t.swap_slot_free_notify(slot, guard)) };
 }
