@@ -171,8 +171,13 @@ fn recompress_with(m: &Storage, args: &RecompressArgs<'_>) -> Result {
 
 /// The algorithm called `name` (without a trailing newline): `E2BIG` for 128 bytes or more,
 /// `EINVAL` for an unknown name.
+///
+/// As zram, which strips one newline and then looks the name up with `sysfs_streq()`, a second
+/// newline is ignored too (`"lz4\n\n"` is lz4). zram then stores the name with that newline, so
+/// that its `comp_algorithm` shows no algorithm selected; rzram shows lz4.
 fn algorithm(name: &[u8]) -> Result<Algorithm> {
     let name = algorithm_name(name)?;
+    let name = name.strip_suffix(b"\n").unwrap_or(name);
     core::str::from_utf8(name)
         .ok()
         .and_then(Algorithm::from_name)

@@ -141,6 +141,15 @@ impl Rzram {
         Ok(())
     }
 
+    /// Claims the device for its removal: as [`claim`](Self::claim), but a claim a `reset` holds
+    /// is no obstacle, as in zram: the removal's reset runs after that one (the config lock
+    /// orders them), and the disk's deletion waits for the `reset` write to return.
+    pub(crate) fn claim_for_removal(&self, disk: &Disk) -> Result {
+        disk.if_unopened(|| self.claim.store(true, Ordering::Release))?;
+        disk.sync();
+        Ok(())
+    }
+
     /// Starts a post-processing operation (`recompress`, `writeback`): `None` if another is
     /// under way. The operation runs while the guard lives.
     pub(crate) fn post_processing(&self) -> Option<PostProcessing<'_>> {

@@ -124,7 +124,9 @@ impl Operations for Rzram {
             Op::Flush => Ok(()),
             Op::Other(_) => Err(EIO),
         };
-        bio.end(r);
+        // As zram, a failed read or write is an I/O error, whatever the cause (ENOMEM at the
+        // memory limit or when the pool cannot grow, a failing backing device).
+        bio.end(r.map_err(|_| EIO));
     }
 
     /// Refuses opens while a reset or a removal has claimed the device.

@@ -13,7 +13,8 @@ fn c_str(input: &[u8]) -> &[u8] {
 
 /// `kstrtoull(s, 10)`: an optional `+`, decimal digits, an optional newline, nothing else.
 ///
-/// `EINVAL` for anything else (including no digits), `ERANGE` if the value overflows `u64`.
+/// `EINVAL` for anything else (including no digits), `ERANGE` if the value overflows `u64`, even
+/// if something follows the digits (C checks the overflow first).
 pub(crate) fn kstrtoull(input: &[u8]) -> Result<u64> {
     kstrtoull_base(input, 10)
 }
@@ -54,14 +55,14 @@ pub(crate) fn kstrtoull_base(input: &[u8], base: u32) -> Result<u64> {
             None => overflow = true,
         }
     }
-    match &s[digits..] {
-        [] | [b'\n'] => {}
-        _ => return Err(EINVAL),
-    }
+    // As C reports an overflow before what follows the digits.
     if overflow {
         return Err(ERANGE);
     }
-    Ok(v)
+    match &s[digits..] {
+        [] | [b'\n'] => Ok(v),
+        _ => Err(EINVAL),
+    }
 }
 
 /// `sysfs_streq(s, word)`: the input up to a NUL equals `word`, but for one trailing newline.
@@ -84,23 +85,30 @@ pub(crate) fn kstrtoul(input: &[u8]) -> Result<u64> {
 pub(crate) fn kstrtoint(input: &[u8]) -> Result<i32> {
     let s = c_str(input);
     if let [b'-', rest @ ..] = s {
-        let v = kstrtoull(rest)?;
         // kstrtoll() parses the digits after "-" without accepting another sign.
         if rest.first() == Some(&b'+') {
             return Err(EINVAL);
         }
+        let v = kstrtoull(rest)?;
         return i32::try_from(-(i64::try_from(v).map_err(|_| ERANGE)?)).map_err(|_| ERANGE);
     }
     i32::try_from(kstrtoull(s)?).map_err(|_| ERANGE)
 }
 
+/// The kernel's `isspace()`: ASCII white space, vertical tab included, and Latin-1's no-break
+/// space (0xa0), as `lib/ctype.c` classifies it.
+fn is_c_space(b: &u8) -> bool {
+    matches!(*b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0)
+}
+
 /// The arguments of a `key=value ...` write, split as `next_arg()` does: separated by spaces
-/// (not inside double quotes), each at its first `=`; a value loses its surrounding quotes.
-/// `None` for an argument without `=`.
+/// (not inside double quotes), each at its first `=` that is not its first character (C's
+/// `next_arg()` takes an `=` at index 0 for "no `=`"); a value loses its surrounding quotes.
+/// `None` for an argument without such an `=`.
 fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
     let mut rest = c_str(input);
     core::iter::from_fn(move || {
-        let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let start = rest.iter().position(|b| !is_c_space(b))?;
         rest = &rest[start..];
         let mut quoted = false;
         let end = rest
@@ -109,7 +117,7 @@ fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
                 if b == b'"' {
                     quoted = !quoted;
                 }
-                !quoted && b.is_ascii_whitespace()
+                !quoted && is_c_space(&b)
             })
             .unwrap_or(rest.len());
         let (arg, tail) = rest.split_at(end);
@@ -118,7 +126,14 @@ fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
             let s = s.strip_prefix(b"\"").unwrap_or(s);
             s.strip_suffix(b"\"").unwrap_or(s)
         }
-        Some(match arg.iter().position(|&b| b == b'=') {
+        // Indexes as C's, which starts after an opening quote.
+        let first = usize::from(arg.first() == Some(&b'"')) + 1;
+        let eq = arg
+            .iter()
+            .skip(first)
+            .position(|&b| b == b'=')
+            .map(|i| i + first);
+        Some(match eq {
             Some(eq) => (&arg[..eq], Some(unquote(&arg[eq + 1..]))),
             None => (unquote(arg), None),
         })
@@ -327,7 +342,8 @@ pub(crate) fn recompress(input: &[u8]) -> Result<RecompressArgs<'_>> {
 
 /// `memparse(s, &end)`: a number in C notation (decimal, `0x` hex, `0` octal) with an optional
 /// K, M, G, T, P or E suffix (either case). Returns the value and whether any character was
-/// consumed; like C, overflow wraps and parsing stops at the first character that does not fit.
+/// consumed; like C, overflow wraps and parsing stops at the first character that does not fit,
+/// and a suffix with no digits before it is consumed as 0 (`"K"`, and `"true"` for its `t`).
 pub(crate) fn memparse(input: &[u8]) -> (u64, bool) {
     let s = c_str(input);
     let (base, mut i) = match s {
@@ -350,19 +366,20 @@ pub(crate) fn memparse(input: &[u8]) -> (u64, bool) {
         v = v.wrapping_mul(base).wrapping_add(d);
         i += 1;
     }
-    if i == start {
-        return (0, false);
-    }
+    // The suffix counts even without digits: C's `memparse("K")` consumes it and returns 0.
     let shift = match s.get(i) {
-        Some(b'E' | b'e') => 60,
-        Some(b'P' | b'p') => 50,
-        Some(b'T' | b't') => 40,
-        Some(b'G' | b'g') => 30,
-        Some(b'M' | b'm') => 20,
-        Some(b'K' | b'k') => 10,
-        _ => 0,
+        Some(b'E' | b'e') => Some(60),
+        Some(b'P' | b'p') => Some(50),
+        Some(b'T' | b't') => Some(40),
+        Some(b'G' | b'g') => Some(30),
+        Some(b'M' | b'm') => Some(20),
+        Some(b'K' | b'k') => Some(10),
+        _ => None,
     };
-    (v.wrapping_shl(shift), true)
+    (
+        v.wrapping_shl(shift.unwrap_or(0)),
+        i > start || shift.is_some(),
+    )
 }
 
 /// The algorithm name of a `comp_algorithm` write: the input up to a NUL, without one trailing
@@ -450,6 +467,10 @@ mod tests {
         assert_eq!(kstrtoull(b"+12\n"), Ok(12));
         assert_eq!(kstrtoull(b"18446744073709551615"), Ok(u64::MAX));
         assert_eq!(kstrtoull(b"18446744073709551616"), Err(ERANGE));
+        // The overflow is reported before the junk after it, as by C (reset, hot_remove).
+        assert_eq!(kstrtoull(b"18446744073709551616x"), Err(ERANGE));
+        assert_eq!(kstrtou16(b"99999999999999999999 1"), Err(ERANGE));
+        assert_eq!(kstrtoint(b"-99999999999999999999junk"), Err(ERANGE));
         assert_eq!(kstrtoull(b""), Err(EINVAL));
         assert_eq!(kstrtoull(b"\n"), Err(EINVAL));
         assert_eq!(kstrtoull(b"1 "), Err(EINVAL));
@@ -562,6 +583,18 @@ mod tests {
         assert_eq!(recompress(b"threshold=-1").err(), Some(EINVAL));
         assert_eq!(recompress(b"threshold=4294967296").err(), Some(ERANGE));
         assert_eq!(recompress(b"max_pages=x").err(), Some(EINVAL));
+        // An `=` first in an argument is no separator to next_arg(): "=1" has no value.
+        assert_eq!(recompress(b"=1").err(), Some(EINVAL));
+        assert!(recompress(b"colour=1").is_ok());
+        assert_eq!(
+            next_args(b"=a=b").next(),
+            Some((&b"=a"[..], Some(&b"b"[..])))
+        );
+        // The kernel's isspace() takes vertical tab and Latin-1's no-break space.
+        assert_eq!(
+            next_args(b"\xa0k=v\x0b").next(),
+            Some((&b"k"[..], Some(&b"v"[..])))
+        );
     }
 
     #[test]
@@ -578,6 +611,11 @@ mod tests {
         assert_eq!(memparse(b"abc"), (0, false));
         assert_eq!(memparse(b"-1"), (0, false));
         assert_eq!(memparse(b"12Q"), (12, true));
+        // A suffix alone is consumed, as by C: zram's mem_limit takes these as 0.
+        assert_eq!(memparse(b"K"), (0, true));
+        assert_eq!(memparse(b"true"), (0, true));
+        assert_eq!(memparse(b"e"), (0, true));
+        assert_eq!(memparse(b"x"), (0, false));
     }
 
     #[test]

@@ -153,12 +153,13 @@ impl Control {
         Ok(id)
     }
 
-    /// Removes device `id`: `ENODEV` if there is none, `EBUSY` if it is open.
+    /// Removes device `id`: `ENODEV` if there is none, `EBUSY` if it is open. A reset under way
+    /// finishes first, as in zram.
     fn remove(&self, id: usize) -> Result {
         let mut devs = self.devices.lock();
         let dev = devs.get_mut(id).and_then(Option::take).ok_or(ENODEV)?;
         let rz = dev.disk.data().clone();
-        if let Err(e) = rz.claim(&dev.disk) {
+        if let Err(e) = rz.claim_for_removal(&dev.disk) {
             devs[id] = Some(dev);
             return Err(e);
         }
