@@ -25,6 +25,8 @@ PATTERNS=(
 	'watchdog: BUG: soft lockup'
 	'INFO: task .* blocked for more than'
 	'list_(add|del) corruption'
+	'suspected memory leak'                 # kmemleak (booted with kmemleak=on)
+	'unreferenced object 0x'
 )
 re=$(printf '%s|' "${PATTERNS[@]}")
 re=${re%|}

@@ -9,13 +9,8 @@
 # 32-bit zsmalloc compile.
 . "$(dirname "$0")/lib.sh"
 
-# Per architecture: arm64 has the C zram next to rzram (the ABI test compares
-# them); x86_64 has rzram alone in compat mode (zramctl drives it unchanged).
-COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress,rzram_writeback
-# arm64 also swaps on the C zram, whose slot frees go through the series'
-# deferred free.
-GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure}
-GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module}
+# The in-guest test lists, GUEST_TESTS_<arch>, are in lib.sh (make kcsan runs
+# the x86_64 one too).
 R=$BUILD/results.txt
 mkdir -p "$BUILD/logs"
 : >"$R"
@@ -84,6 +79,10 @@ for arch in $SUPPORTED_ARCHES; do
 		# scratch disk, and a workload beyond RAM.
 		gate guest-arm64-hybrid "$TOP/scripts/qemu.sh" arm64 rzram_hybrid --label hybrid \
 			--timeout 900 --results "$R" --quiet || true
+		# Fault injection (every allocation on each path fails once), with
+		# kmemleak on, which the other boots leave off.
+		gate guest-arm64-faults "$TOP/scripts/qemu.sh" arm64 faults --label faults \
+			--append kmemleak=on --timeout 900 --results "$R" --quiet || true
 		if gate boot-timeout bash "$TOP/tests/boot/timeout.sh" arm64; then
 			record PASS host:qemu-timeout
 		else

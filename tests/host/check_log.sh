@@ -45,6 +45,9 @@ done <<'SPLATS'
 [   12.345678] UBSAN: array-index-out-of-bounds in mm/zsmalloc.c:10:5
 [   12.345678] suspicious RCU usage.
 [   12.345678] list_add corruption. prev->next should be next (ffff0000c0a1b2c8)
+[   12.345678] kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+# unreferenced object 0xffff000004a1b2c0 (size 64):
+[   12.345678] BUG: KCSAN: data-race in zs_free / zs_malloc
 SPLATS
 
 # Several logs at once: one bad one fails the whole call.
