@@ -16,8 +16,8 @@
 # seed goes to it as the reference, and the sysfs outcomes of the two must
 # be the same.
 #
-# TORTURE_SECS sets the length of each run (make soak runs it for longer);
-# TORTURE_REFERENCE=0 skips the C zram's run.
+# TORTURE_SECS sets the length of each run; TORTURE_REFERENCE=0 skips the C
+# zram's run.
 set -u
 . /tests/lib.sh
 
