@@ -25,20 +25,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mix.h"
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
 
 #define PAGE 4096UL
 #define WORDS (PAGE / sizeof(uint64_t))
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 static void fill_page(uint64_t *w, uint64_t page, uint64_t seed, unsigned int pct)
 {

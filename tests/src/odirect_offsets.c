@@ -39,6 +39,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mix.h"
+
 #define BLK 4096UL		/* block size of the transfers */
 #define STEP 512UL		/* buffer offsets within a page: 0, 512, ... */
 #define MAX_BLOCKS 16		/* blocks per transfer: 1 .. MAX_BLOCKS */
@@ -65,14 +67,6 @@ static void report(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
 }
 
 /* Block @blk of transfer @seq: no two blocks anywhere in the run are equal. */

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mix.h"
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
@@ -53,12 +55,7 @@ static pthread_mutex_t bad_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t word(size_t page, size_t j)
 {
-	uint64_t x = round_seed ^ (page << 12) ^ j;
-
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	return mix(round_seed ^ (page << 12) ^ j);
 }
 
 /* Half the words hashed, half a repeated byte: compressible, never zero. */
