@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # rzram as a loadable module (x86_64's test kernel): an open device pins it;
 # it unloads cleanly with devices present, initialised and holding data; it
-# reloads with parameters, swaps, and reloads again; compat=0 gives rzram<N>.
+# reloads with parameters, swaps, and reloads again; compat=0 gives rzram<N>;
+# bad parameter values fail the load and leave nothing behind.
 # Left loaded with one device, as the guest's init loaded it.
 set -u
 . /tests/lib.sh
@@ -49,6 +50,22 @@ modprobe -r zram || fail "modprobe -r zram (2)"
 modprobe rzram compat=0 || fail "modprobe rzram compat=0"
 [ -b /dev/rzram0 ] && [ -d /sys/class/rzram-control ] || fail "compat=0: no rzram0"
 rmmod rzram || fail "rmmod rzram"
+
+# Bad parameter values: the load fails (the kernel's parameter parsers give
+# EINVAL or ERANGE, as they do for the C zram's num_devices), leaves nothing
+# behind, and the next load works.
+for p in num_devices=abc num_devices=-1 num_devices=4294967296 num_devices= num_devices=1x \
+	num_devices=0x compat=maybe compat=2 compat= lockdep_selftest=x; do
+	if modprobe rzram "$p" 2>/tmp/modprobe.err; then
+		rmmod rzram
+		fail "modprobe rzram $p loaded"
+	fi
+	loaded && fail "rzram loaded after modprobe rzram $p failed"
+	[ -e $ctl ] || [ -e /sys/class/rzram-control ] && fail "a control class left by $p"
+done
+dmesg | grep -q "invalid for parameter .num_devices" ||
+	fail "no 'invalid for parameter' message for num_devices"
+echo "10 bad parameter values refused, nothing left behind"
 
 # As the guest's init left it.
 modprobe zram || fail "modprobe zram (3)"
