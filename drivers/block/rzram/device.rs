@@ -18,7 +18,7 @@
 //! period before it drops the old storage.
 
 use crate::{slots::MAX_PRIO, storage::Storage, writeback::WbLimit};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::{
     block::{bdev::BdevFile, bio::Disk},
     compress::{Algorithm, Params},
@@ -64,6 +64,13 @@ impl Default for Config {
     }
 }
 
+/// [`Rzram::claim`] states: nobody has claimed the device.
+const FREE: u8 = 0;
+/// A `reset` has claimed the device, until it is done.
+const RESET: u8 = 1;
+/// A removal has claimed the device, for good.
+const REMOVAL: u8 = 2;
+
 /// The state of one device.
 #[pin_data]
 pub(crate) struct Rzram {
@@ -76,8 +83,9 @@ pub(crate) struct Rzram {
     pub(crate) config: Mutex<Config>,
     /// The pool limit in pages from `mem_limit`; 0 for none.
     pub(crate) limit_pages: AtomicU64,
-    /// Set while a reset or removal is under way: opens fail with `EBUSY`.
-    pub(crate) claim: AtomicBool,
+    /// Who has claimed the device: [`FREE`], [`RESET`] or [`REMOVAL`]. Opens fail with `EBUSY`
+    /// unless it is free.
+    claim: AtomicU8,
     /// Set while a post-processing operation (`recompress`, `writeback`) runs: another fails
     /// with `EAGAIN`.
     pub(crate) post_processing: AtomicBool,
@@ -110,7 +118,7 @@ impl Rzram {
                 storage: RcuArc::new(None),
                 config <- new_mutex!(Config::default(), "rzram::config"),
                 limit_pages: AtomicU64::new(0),
-                claim: AtomicBool::new(false),
+                claim: AtomicU8::new(FREE),
                 post_processing: AtomicBool::new(false),
                 pp_lock <- new_mutex!((), "rzram::pp_lock"),
                 wb_limit: WbLimit::default(),
@@ -130,10 +138,20 @@ impl Rzram {
         self.storage.get(&rcu::read_lock()).is_some()
     }
 
-    /// Claims the device for a reset or a removal: fails with `EBUSY` if it is open or already
-    /// claimed. Opens fail from now until [`unclaim`](Self::unclaim).
+    /// Whether the device is claimed (by a reset or a removal): opens then fail with `EBUSY`.
+    pub(crate) fn claimed(&self) -> bool {
+        self.claim.load(Ordering::Acquire) != FREE
+    }
+
+    /// Claims the device for a reset: fails with `EBUSY` if it is open or already claimed.
+    /// Opens fail from now until [`unclaim`](Self::unclaim).
     pub(crate) fn claim(&self, disk: &Disk) -> Result {
-        if disk.if_unopened(|| self.claim.swap(true, Ordering::AcqRel))? {
+        let free = || {
+            self.claim
+                .compare_exchange(FREE, RESET, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        };
+        if !disk.if_unopened(free)? {
             return Err(EBUSY);
         }
         // Whatever the page cache still holds for the device goes out now.
@@ -141,11 +159,13 @@ impl Rzram {
         Ok(())
     }
 
-    /// Claims the device for its removal: as [`claim`](Self::claim), but a claim a `reset` holds
-    /// is no obstacle, as in zram: the removal's reset runs after that one (the config lock
-    /// orders them), and the disk's deletion waits for the `reset` write to return.
+    /// Claims the device for its removal, for good: fails with `EBUSY` if it is open. A claim a
+    /// `reset` holds is no obstacle, as in zram: the removal's reset runs after that one (the
+    /// config lock orders them), the reset's [`unclaim`](Self::unclaim) leaves the removal's
+    /// claim in place, so that no open slips in between, and the disk's deletion waits for the
+    /// `reset` write to return.
     pub(crate) fn claim_for_removal(&self, disk: &Disk) -> Result {
-        disk.if_unopened(|| self.claim.store(true, Ordering::Release))?;
+        disk.if_unopened(|| self.claim.store(REMOVAL, Ordering::Release))?;
         disk.sync();
         Ok(())
     }
@@ -162,8 +182,11 @@ impl Rzram {
         })
     }
 
+    /// Ends a reset's claim; a removal's stays.
     pub(crate) fn unclaim(&self) {
-        self.claim.store(false, Ordering::Release);
+        let _ = self
+            .claim
+            .compare_exchange(RESET, FREE, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// Frees the device's memory and statistics, closes its backing device and sets its size to

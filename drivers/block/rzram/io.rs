@@ -131,7 +131,7 @@ impl Operations for Rzram {
 
     /// Refuses opens while a reset or a removal has claimed the device.
     fn open(&self) -> Result {
-        if self.claim.load(Ordering::Acquire) {
+        if self.claimed() {
             Err(EBUSY)
         } else {
             Ok(())
