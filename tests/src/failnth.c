@@ -48,6 +48,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sysfs.h"
+
 #define BLK 4096
 #define MAX_ERRNO 160
 
@@ -139,18 +141,6 @@ static int count_devices(const char *family)
 	if (d)
 		closedir(d);
 	return n;
-}
-
-static int sysfs_write(const char *path, const char *v)
-{
-	int f = open(path, O_WRONLY), e = 0;
-
-	if (f < 0)
-		return errno;
-	if (write(f, v, strlen(v)) < 0)
-		e = errno;
-	close(f);
-	return e;
 }
 
 int main(int argc, char **argv)

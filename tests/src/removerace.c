@@ -31,23 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sysfs.h"
+
 #define BLK 4096
 
 static char family[64], dir[160], dev[160];
 static atomic_int stop_dev;
 static atomic_ulong bad, opens_io;
-
-static int write_attr(const char *path, const char *v)
-{
-	int f = open(path, O_WRONLY), e = 0;
-
-	if (f < 0)
-		return errno;
-	if (write(f, v, strlen(v)) < 0)
-		e = errno;
-	close(f);
-	return e;
-}
 
 static void *resetter(void *arg)
 {
@@ -57,8 +47,8 @@ static void *resetter(void *arg)
 	snprintf(reset, sizeof(reset), "%s/reset", dir);
 	snprintf(size, sizeof(size), "%s/disksize", dir);
 	while (!atomic_load(&stop_dev)) {
-		write_attr(reset, "1");
-		write_attr(size, "4M");
+		sysfs_write(reset, "1");
+		sysfs_write(size, "4M");
 	}
 	return NULL;
 }
@@ -130,7 +120,7 @@ int main(int argc, char **argv)
 		pthread_create(&o, NULL, opener, NULL);
 		usleep(1000 + rand() % 20000);
 		snprintf(path, sizeof(path), "%s/hot_remove", ctl);
-		while ((e = write_attr(path, id)) == EBUSY)
+		while ((e = sysfs_write(path, id)) == EBUSY)
 			usleep(100);
 		atomic_store(&stop_dev, 1);
 		pthread_join(r, NULL);
