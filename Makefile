@@ -13,7 +13,7 @@ SUPPORTED_ARCHES := arm64 x86_64
 S := scripts
 
 .PHONY: all help deps tree kernel image boot guest-test run test kunit check \
-	zsmalloc32 bench profile pi kcsan series series-check clean distclean check-arch
+	zsmalloc32 bench profile pi kcsan soak series series-check clean distclean check-arch
 
 all: help
 
@@ -33,6 +33,7 @@ help:
 	@echo "make pi                   Raspberry Pi 4 kernel in build/pi/rzram (see its INSTALL), checked:"
 	@echo "                          device-tree drivers, QEMU raspi3b and virt swap boots"
 	@echo "make kcsan                the x86_64 in-guest tests on a KCSAN kernel (not part of make test)"
+	@echo "make soak                 SOAK_SECS (1800) of torture and a swap storm, arm64 (not part of make test)"
 	@echo "make series               export git format-patch sub-series with cover letters to build/series"
 	@echo "make series-check         apply build/series patch by patch: build, checkpatch, kernel-doc"
 	@echo "                          (SERIES_CHECK_NOBUILD=1: no builds)"
@@ -85,6 +86,9 @@ pi: tree
 
 kcsan: tree
 	@bash $(S)/kcsan.sh
+
+soak: tree
+	@bash $(S)/soak.sh
 
 series: deps
 	@bash $(S)/series.sh

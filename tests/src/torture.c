@@ -719,8 +719,18 @@ static void *swap_worker(void *arg)
 		pid_t pid = fork();
 		int status;
 
-		if (pid == 0)
+		if (pid == 0) {
+			int f;
+
+			/*
+			 * Not the other threads' descriptors: an inherited
+			 * one would hold a hot-added device open while the
+			 * child runs, and its hot_remove would fail.
+			 */
+			for (f = 3; f < 1024; f++)
+				close(f);
 			_exit(swap_child(a->mb, mix(base_seed ^ ((uint64_t)a->id << 40) ^ iter)));
+		}
 		if (pid < 0) {
 			report("fork: %s", strerror(errno));
 			break;
