@@ -143,8 +143,8 @@ pristine_extract() {
 # to rzram (the ABI test compares them); x86_64 has rzram alone in compat mode
 # (zramctl drives it unchanged).
 # The torture test and the regressions (regress_*) run on both.
-COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress,rzram_writeback,torture,regress_slot_write_race,regress_swapin_race,regress_partial_discard,regress_attrs_before_init,regress_reset_failed_init,regress_remove_during_reset,rzram_bad_input
+COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress,rzram_writeback,torture,regress_slot_write_race,regress_swapin_race,regress_partial_discard,regress_attrs_before_init,regress_reset_failed_init,regress_remove_during_reset,regress_wb_completion,regress_wb_leaked_blocks,regress_wb_stale_bounds,regress_wb_freed_slots,rzram_bad_input
 # arm64 also swaps on the C zram, whose slot frees go through the series'
 # deferred free.
 GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure}
-GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module}
+GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,cpu_hotplug,rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module}

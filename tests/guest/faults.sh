@@ -9,7 +9,11 @@
 #     (see run_disksize);
 #   - writes of compressible, incompressible and same-filled pages (also with
 #     every allocation failing at once, fallbacks included), and reads;
-#   - writeback of idle pages to a backing device.
+#   - writeback of idle pages to a backing device;
+#   - recompress (lzo-rle pages recompressed with zstd), a page rewritten
+#     before each attempt.
+# (A CPU coming online under faults is cpu_hotplug, on x86_64: the arm64 test
+# kernel has no CPU hotplug.)
 # Then everything is read back and compared, discarded (the pool must empty),
 # and the device reset; kmemleak must find nothing new (the faults boot has
 # kmemleak=on). On arm64 the C zram runs the same afterwards, as the
@@ -17,15 +21,7 @@
 set -u -o pipefail
 . /tests/lib.sh
 
-dbg=/sys/kernel/debug
-[ -d $dbg/failslab ] || mount -t debugfs none $dbg 2>/dev/null
-for a in failslab fail_page_alloc; do
-	[ -d $dbg/$a ] || fail "$dbg/$a missing: FAILSLAB and FAIL_PAGE_ALLOC are needed"
-	echo N >$dbg/$a/ignore-gfp-wait
-	echo 0 >$dbg/$a/verbose
-done
-echo N >$dbg/fail_page_alloc/ignore-gfp-highmem
-echo 0 >$dbg/fail_page_alloc/min-order
+faults_setup
 # kmemleak: no automatic scans (they would report the reference's leaks
 # too); everything allocated so far is forgotten.
 leak=$dbg/kmemleak
@@ -131,6 +127,26 @@ run_disksize() {
 	echo "$id" >$ctl/hot_remove || fail "$fam: hot_remove"
 }
 
+# run_recompress FAMILY: recompress under faults, on a new device whose one
+# page, rewritten before each attempt, is stored with lzo-rle and recompressed
+# with zstd; the last attempt, without a fault, must have recompressed it.
+run_recompress() {
+	local fam=$1 ctl=/sys/class/$1-control id d bs out=$IMG/$1.out
+	id=$(cat $ctl/hot_add) || fail "hot_add"
+	d=/sys/block/$fam$id
+	echo lzo-rle >$d/comp_algorithm || fail "$fam: comp_algorithm"
+	echo algo=zstd >$d/recomp_algorithm || fail "$fam: recomp_algorithm"
+	echo 1M >$d/disksize || fail "$fam: disksize"
+	failnth rc /dev/$fam$id 5 $d type=idle | tee -a "$out" || check "$fam: recompress under faults"
+	bs=$dbg/$fam/$fam$id/block_state
+	if [ -f "$bs" ]; then
+		awk '$1 == 5 && $3 ~ /r/ { found = 1 } END { exit !found }' "$bs" ||
+			check "$fam: the page was not recompressed: $(grep -m1 '^ *5 ' "$bs")"
+	fi
+	echo 1 >$d/reset || fail "$fam: reset"
+	echo "$id" >$ctl/hot_remove || fail "$fam: hot_remove"
+}
+
 # leaks: kmemleak's report of what the run leaked (it reports an object once
 # it has been unreferenced for 5 s), then forget it all.
 leaks() {
@@ -150,6 +166,7 @@ leaks() {
 
 REF=0
 run "$DEV"
+run_recompress "$DEV"
 leaks || fail "kmemleak reports leaks after the $DEV run"
 run_disksize "$DEV"
 # The C zram, as the reference. Its
@@ -157,6 +174,7 @@ run_disksize "$DEV"
 if [ "$DEV" != zram ] && [ -d /sys/class/zram-control ]; then
 	REF=1
 	run zram
+	run_recompress zram
 	run_disksize zram
 fi
 for f in $IMG/*.out; do

@@ -82,3 +82,18 @@ run_held() {
 	tail -n +2 /tmp/memstress.log
 	return $status
 }
+
+# faults_setup: failslab and fail_page_alloc ready for failnth: sleeping and
+# highmem allocations may fail too, quietly; nothing fails until asked.
+dbg=/sys/kernel/debug
+faults_setup() {
+	local a
+	[ -d $dbg/failslab ] || mount -t debugfs none $dbg 2>/dev/null
+	for a in failslab fail_page_alloc; do
+		[ -d $dbg/$a ] || fail "$dbg/$a missing: FAILSLAB and FAIL_PAGE_ALLOC are needed"
+		echo N >$dbg/$a/ignore-gfp-wait
+		echo 0 >$dbg/$a/verbose
+	done
+	echo N >$dbg/fail_page_alloc/ignore-gfp-highmem
+	echo 0 >$dbg/fail_page_alloc/min-order
+}

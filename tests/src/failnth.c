@@ -12,8 +12,9 @@
  *
  * After each attempt it checks what the attempt left:
  *   w PATH VALUE       write VALUE to an attribute; with -r RESET, a
- *                      successful write is undone by writing 1 to RESET
- *                      (disksize), and the next attempt starts again
+ *                      successful write is undone by writing 1 (or -u
+ *                      UNDO) to RESET (disksize; a CPU's online), and the
+ *                      next attempt starts again
  *   hot_add CTL        read CTL/hot_add; a device it made is hot_removed
  *                      again, and no device may be left by a failed one
  *   pw DEV BLOCK       O_DIRECT write of one 4 KiB block at BLOCK with data
@@ -24,6 +25,11 @@
  *                      before after a failure
  *   pr DEV BLOCK       O_DIRECT read of the block; a success must return the
  *                      data the device holds (read again without injection)
+ *   rc DEV BLOCK SYSDIR VALUE
+ *                      write a block as pw does and mark every page idle
+ *                      (SYSDIR/idle), without injection; then write VALUE
+ *                      to SYSDIR/recompress; the block must read back as
+ *                      written, whatever the outcome
  *
  * Prints one line: "failnth OP: N fault points, outcomes: ok A, ENOMEM B, ..."
  * and "K bad" for attempts that left the wrong state. Exits 1 if any attempt
@@ -36,7 +42,7 @@
  * fail_page_alloc's task-filter, probability 100 and times -1): a path with
  * fallbacks must still fail cleanly when the fallbacks fail too.
  *
- * usage: failnth [-A] [-m MAX] [-e ERRNOS] [-r RESET] [-k KIND] OP ARGS...
+ * usage: failnth [-A] [-m MAX] [-e ERRNOS] [-r RESET [-u UNDO]] [-k KIND] OP ARGS...
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -145,17 +151,18 @@ static int count_devices(const char *family)
 
 int main(int argc, char **argv)
 {
-	const char *reset = NULL, *op;
+	const char *reset = NULL, *undo = "1", *op;
 	int max = 4000, c, n, e;
 	uint8_t *buf, *cur, *chk;
 
-	while ((c = getopt(argc, argv, "m:e:r:k:A")) != -1) {
+	while ((c = getopt(argc, argv, "m:e:r:u:k:A")) != -1) {
 		switch (c) {
 		case 'A': all_mode = 1; break;
 		case 'k': kind = optarg[0]; break;
 		case 'm': max = atoi(optarg); break;
 		case 'e': snprintf(allowed, sizeof(allowed), "%s", optarg); break;
 		case 'r': reset = optarg; break;
+		case 'u': undo = optarg; break;
 		default: goto usage;
 		}
 	}
@@ -192,7 +199,7 @@ int main(int argc, char **argv)
 			e = write(f, v, strlen(v)) < 0 ? errno : 0;
 			inj = injected();
 			close(f);
-			if (!e && reset && inj && sysfs_write(reset, "1")) {
+			if (!e && reset && inj && sysfs_write(reset, undo)) {
 				fprintf(stderr, "failnth: undoing attempt %d with %s failed\n", n, reset);
 				bad++;
 			}
@@ -263,6 +270,37 @@ int main(int argc, char **argv)
 				bad++;
 			}
 			close(f);
+		} else if (!strcmp(op, "rc") && argc - optind == 5) {
+			unsigned long blk = strtoul(argv[optind + 2], NULL, 0);
+			const char *v = argv[optind + 4];
+			int f = open(argv[optind + 1], O_RDWR | O_DIRECT);
+			char path[256];
+			off_t off = (off_t)blk * BLK;
+			int a;
+
+			snprintf(path, sizeof(path), "%s/recompress", argv[optind + 3]);
+			a = open(path, O_WRONLY);
+			if (f < 0 || a < 0)
+				goto fail_open;
+			block_data(buf, blk, n);
+			snprintf(path, sizeof(path), "%s/idle", argv[optind + 3]);
+			if (pwrite(f, buf, BLK, off) != BLK || sysfs_write(path, "all")) {
+				perror("failnth: write before the attempt");
+				return 2;
+			}
+			arm(n);
+			e = write(a, v, strlen(v)) < 0 ? errno : 0;
+			inj = injected();
+			close(a);
+			if (pread(f, chk, BLK, off) != BLK) {
+				fprintf(stderr, "failnth: read after attempt %d: %s\n", n, strerror(errno));
+				bad++;
+			} else if (memcmp(chk, buf, BLK)) {
+				fprintf(stderr, "failnth: after attempt %d (%s) the block changed\n", n,
+					e ? strerrorname_np(e) : "ok");
+				bad++;
+			}
+			close(f);
 		} else {
 			goto usage;
 		}
@@ -297,6 +335,6 @@ fail_open:
 	perror("failnth: open");
 	return 2;
 usage:
-	fprintf(stderr, "usage: failnth [-A] [-m MAX] [-e ERRNOS] [-r RESET] [-k c|r|s] w PATH VALUE | hot_add CTL | pw DEV BLOCK | pr DEV BLOCK\n");
+	fprintf(stderr, "usage: failnth [-A] [-m MAX] [-e ERRNOS] [-r RESET [-u UNDO]] [-k c|r|s] w PATH VALUE | hot_add CTL | pw DEV BLOCK | pr DEV BLOCK | rc DEV BLOCK SYSDIR VALUE\n");
 	return 2;
 }
