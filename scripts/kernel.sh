@@ -12,6 +12,8 @@
 #           trace bench plus the ftrace function profiler (make profile)
 #           kcsan the test kernel with KCSAN instead of KASAN (make kcsan;
 #                 on x86_64 in compat mode, as the x86_64 test kernel)
+#           kcsan-strict  kcsan with KCSAN's strict rules (KCSAN_STRICT=1
+#                 make kcsan)
 #           pi    arm64 only: base + qemu-arm64 + rzram + compat + rpi4, the
 #                 Raspberry Pi 4 kernel of make pi (also boots QEMU raspi3b
 #                 and virt), with the Broadcom device trees, into
@@ -59,10 +61,11 @@ test)
 	;;
 bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-bench ;;
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
-kcsan)
+kcsan | kcsan-strict)
 	frags+=("$FRAG/rzram.config" "$FRAG/kcsan.config")
+	[ "$variant" = kcsan-strict ] && frags+=("$FRAG/kcsan-strict.config")
 	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config")
-	out=$BUILD/$arch-kcsan
+	out=$BUILD/$arch-$variant
 	;;
 pi)
 	[ "$arch" = arm64 ] || die "the pi variant is arm64 only"
@@ -77,7 +80,7 @@ p3-*)
 	out=$BUILD/$arch-$variant
 	SRC=$BUILD/linux-p3
 	;;
-*) die "unknown variant '$variant' (test, bench, trace, kcsan, pi, stock, p3, p3-*)" ;;
+*) die "unknown variant '$variant' (test, bench, trace, kcsan, kcsan-strict, pi, stock, p3, p3-*)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
