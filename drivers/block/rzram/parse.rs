@@ -103,8 +103,9 @@ fn is_c_space(b: &u8) -> bool {
 
 /// The arguments of a `key=value ...` write, split as `next_arg()` does: separated by spaces
 /// (not inside double quotes), each at its first `=` that is not its first character (C's
-/// `next_arg()` takes an `=` at index 0 for "no `=`"); a value loses its surrounding quotes.
-/// `None` for an argument without such an `=`.
+/// `next_arg()` takes an `=` at index 0 for "no `=`"). An argument that starts with a quote
+/// loses it, and its last character too if that is a quote; so does a value that starts with a
+/// quote. A quote at the end of anything else stays. `None` for an argument without such an `=`.
 fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
     let mut rest = c_str(input);
     core::iter::from_fn(move || {
@@ -122,20 +123,29 @@ fn next_args(input: &[u8]) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
             .unwrap_or(rest.len());
         let (arg, tail) = rest.split_at(end);
         rest = tail;
-        fn unquote(s: &[u8]) -> &[u8] {
-            let s = s.strip_prefix(b"\"").unwrap_or(s);
-            s.strip_suffix(b"\"").unwrap_or(s)
+        /// `s` without one closing quote, if `quoted`.
+        fn close(s: &[u8], quoted: bool) -> &[u8] {
+            match s.strip_suffix(b"\"") {
+                Some(t) if quoted => t,
+                _ => s,
+            }
         }
-        // Indexes as C's, which starts after an opening quote.
-        let first = usize::from(arg.first() == Some(&b'"')) + 1;
-        let eq = arg
-            .iter()
-            .skip(first)
-            .position(|&b| b == b'=')
-            .map(|i| i + first);
+        // C's key and indexes start after an opening quote.
+        let (quoted, body) = match arg.strip_prefix(b"\"") {
+            Some(body) => (true, body),
+            None => (false, arg),
+        };
+        let eq = body.iter().skip(1).position(|&b| b == b'=').map(|i| i + 1);
         Some(match eq {
-            Some(eq) => (&arg[..eq], Some(unquote(&arg[eq + 1..]))),
-            None => (unquote(arg), None),
+            Some(eq) => {
+                let (key, val) = body.split_at(eq);
+                let val = val.get(1..).unwrap_or_default();
+                match val.strip_prefix(b"\"") {
+                    Some(val) => (key, Some(close(val, true))),
+                    None => (key, Some(close(val, quoted))),
+                }
+            }
+            None => (close(body, quoted), None),
         })
     })
 }
@@ -589,6 +599,25 @@ mod tests {
         assert_eq!(
             next_args(b"=a=b").next(),
             Some((&b"=a"[..], Some(&b"b"[..])))
+        );
+        // Quotes as next_arg() takes them: an opening quote goes from the key too, and a closing
+        // one only goes with an opening one (of the argument or of the value).
+        let mut it = next_args(b"\"algo=zstd\" type=\"a b\" k=v");
+        assert_eq!(it.next(), Some((&b"algo"[..], Some(&b"zstd"[..]))));
+        assert_eq!(it.next(), Some((&b"type"[..], Some(&b"a b"[..]))));
+        assert_eq!(it.next(), Some((&b"k"[..], Some(&b"v"[..]))));
+        assert_eq!(it.next(), None);
+        assert_eq!(next_args(b"idle\"").next(), Some((&b"idle\""[..], None)));
+        assert_eq!(
+            next_args(b"algo=lz4\"").next(),
+            Some((&b"algo"[..], Some(&b"lz4\""[..])))
+        );
+        assert_eq!(next_args(b"\"idle\"").next(), Some((&b"idle"[..], None)));
+        assert_eq!(next_args(b"a=\"").next(), Some((&b"a"[..], Some(&b""[..]))));
+        assert_eq!(next_args(b"\"").next(), Some((&b""[..], None)));
+        assert_eq!(
+            next_args(b"\"=a=\"b\"\"").next(),
+            Some((&b"=a"[..], Some(&b"b\""[..])))
         );
         // The kernel's isspace() takes vertical tab and Latin-1's no-break space.
         assert_eq!(
