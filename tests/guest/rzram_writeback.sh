@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Writeback to a backing device (a loop device over a file): backing_dev,
 # writeback in every mode, writeback_limit, bd_stat, block_state and reads of
-# written-back pages. Every page is checked against its original after each
-# step. The races and error paths of zram's 2026 writeback fixes have tests of
-# their own: regress_wb_completion, regress_wb_leaked_blocks,
-# regress_wb_stale_bounds and regress_wb_freed_slots.
+# written-back pages, which fail with EIO while the backing device fails its
+# I/O (fail_make_request) and work again after. Every page is checked
+# against its original after each step. The races and error paths of zram's
+# 2026 writeback fixes have tests of their own: regress_wb_completion,
+# regress_wb_leaked_blocks, regress_wb_stale_bounds and
+# regress_wb_freed_slots.
 #
 # The 6.12 interface runs on each device family that has it (the arm64 C zram
 # is built with ZRAM_WRITEBACK), so the two are held to the same outcome; the
@@ -80,6 +82,19 @@ common() {
 	[ "$(sum)" = "$want" ] || fail "$F: data wrong after the limit"
 
 	echo 1 >"$d/reset"
+
+	# A backing device that fails its I/O: reads of written-back pages fail
+	# with EIO, and succeed again once it works; nothing is lost.
+	if loop_fail "$loop" 0; then
+		init 32M "$loop"
+		err writeback huge ok
+		loop_fail "$loop" 100
+		dd if="$blk" of=/dev/null bs=1M skip=4 count=4 iflag=direct 2>/dev/null &&
+			fail "$F: reads of written-back pages did not fail"
+		loop_fail "$loop" 0
+		[ "$(sum)" = "$want" ] || fail "$F: data wrong after backing-device errors"
+		echo 1 >"$d/reset"
+	fi
 	echo "$F: 6.12 writeback interface: ok"
 	free_loops
 }

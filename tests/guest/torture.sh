@@ -3,8 +3,9 @@
 # (tests/src/torture.c): O_DIRECT reads, writes, discards and write-zeroes
 # from several threads, with buffers that start mid-page; racing writes,
 # reads and frees of single blocks; sysfs traffic (compact, statistics,
-# mem_limit, idle, writeback to a backing device, and disksize, reset and
-# comp_algorithm, which must fail with EBUSY); hot_add/hot_remove of other
+# mem_limit, idle, writeback to a backing device that runs out of room and
+# fails its writes, and disksize, reset and comp_algorithm, which must fail
+# with EBUSY); hot_add/hot_remove of other
 # devices while they are probed; and processes swapping in and out of a
 # second device of the same family.
 #
@@ -48,7 +49,7 @@ cleanup() {
 		echo "$SWAPID" >/sys/class/$RUNFAM-control/hot_remove 2>/dev/null
 	fi
 	[ -n "${RUNFAM:-}" ] && echo 1 >/sys/block/${RUNFAM}0/reset 2>/dev/null
-	[ -n "${LOOP:-}" ] && losetup -d "$LOOP" 2>/dev/null
+	[ -n "${LOOP:-}" ] && losetup -d "$LOOP" 2>/dev/null && umount $IMG/wb 2>/dev/null
 	SWAPID= LOOP= RUNFAM=
 }
 trap cleanup EXIT
@@ -59,8 +60,14 @@ run() {
 	[ -d "$sys" ] || fail "$sys missing"
 	RUNFAM=$fam
 	[ "$(cat $sys/initstate)" = 0 ] || echo 1 >$sys/reset || fail "reset $sys"
-	truncate -s 64M $IMG/back.img
-	loop=$(losetup -f --show $IMG/back.img) || fail "losetup"
+	# The backing device's file lives on a 1 MiB tmpfs: once its 256 blocks
+	# are taken, the backing device fails its writes (ENOSPC) while reads of
+	# what it holds go on working, so writeback's error path runs under the
+	# load.
+	mkdir -p $IMG/wb
+	mount -t tmpfs -o size=1M rzwb $IMG/wb || fail "tmpfs for the backing file"
+	truncate -s 64M $IMG/wb/back.img
+	loop=$(losetup -f --show $IMG/wb/back.img) || fail "losetup"
 	LOOP=$loop
 	echo "$loop" >$sys/backing_dev || fail "backing_dev of $sys"
 	echo 64M >$sys/disksize || fail "disksize of $sys"
@@ -85,11 +92,13 @@ run() {
 	echo 1 >/sys/block/$fam$swapid/reset || fail "reset $fam$swapid"
 	echo "$swapid" >$ctl/hot_remove || fail "hot_remove $fam$swapid"
 	SWAPID=
+	echo "backing device at the end: bd_stat $(cat $sys/bd_stat), $(du -k $IMG/wb/back.img | cut -f1) KiB of its file written"
 	echo 1 >$sys/reset || fail "reset $sys"
 	mm_stat_zero "$fam" 0 "after reset"
 	losetup -d "$loop"
 	LOOP= RUNFAM=
-	rm -f $IMG/back.img
+	rm -f $IMG/wb/back.img
+	umount $IMG/wb
 }
 
 echo "seed $SEED, $SECS s a run"
