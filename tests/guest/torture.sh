@@ -93,6 +93,9 @@ run() {
 	echo "$swapid" >$ctl/hot_remove || fail "hot_remove $fam$swapid"
 	SWAPID=
 	echo "backing device at the end: bd_stat $(cat $sys/bd_stat), $(du -k $IMG/wb/back.img | cut -f1) KiB of its file written"
+	# Everything was discarded: a block still in use was leaked.
+	read -r inuse _ <$sys/bd_stat
+	[ "$inuse" = 0 ] || fail "$fam: $inuse backing-device blocks in use after discarding everything"
 	echo 1 >$sys/reset || fail "reset $sys"
 	mm_stat_zero "$fam" 0 "after reset"
 	losetup -d "$loop"
@@ -105,9 +108,13 @@ echo "seed $SEED, $SECS s a run"
 run "$DEV"
 if [ "$DEV" != zram ] && [ -d /sys/class/zram-control ] && [ "${TORTURE_REFERENCE:-1}" = 1 ]; then
 	run zram
-	# The outcomes by errno, without their counts.
+	# The outcomes by errno, without their counts. A writeback's success or
+	# ENOSPC depends on whether the backing device's room ran out by then
+	# (timing): those two are left out of the comparison, any other errno
+	# (which torture already fails on) is not.
 	for f in zram "$DEV"; do
-		grep '^sysfs ' $IMG/$f.out | sed -E 's/ [0-9]+//g' >$IMG/$f.outcomes
+		grep '^sysfs ' $IMG/$f.out | sed -E 's/ [0-9]+//g' |
+			sed -E '/^sysfs write writeback=/s/ (ok|ENOSPC)//g' >$IMG/$f.outcomes
 	done
 	if ! diff $IMG/zram.outcomes $IMG/$DEV.outcomes >$IMG/diff; then
 		cat $IMG/diff
