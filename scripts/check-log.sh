@@ -13,6 +13,7 @@ PATTERNS=(
 	'Oops'                                  # Internal error: Oops / Oops: 0000
 	'KASAN'
 	'UBSAN:'
+	'panicked at'                           # a Rust panic (then kernel BUG at rust/...)
 	'possible circular locking'             # lockdep
 	'possible recursive locking'
 	'inconsistent lock state'

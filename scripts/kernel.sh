@@ -3,7 +3,7 @@
 # Configure and build a kernel out of tree.
 #
 # Usage: kernel.sh ARCH [VARIANT]
-#   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug; on
+#   VARIANT test  (default) our tree, base + qemu-ARCH + rzram + debug + kasan; on
 #                 arm64 also the KUnit suites (kunit.kunitconfig), which
 #                 kunit.py runs from this build (scripts/kunit.sh) and the
 #                 in-guest boots leave off (kunit.enable=0)
@@ -48,7 +48,7 @@ frags=("$FRAG/base.config" "$FRAG/qemu-$arch.config")
 case "$variant" in
 zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
 test)
-	frags+=("$FRAG/rzram.config" "$FRAG/debug.config")
+	frags+=("$FRAG/rzram.config" "$FRAG/debug.config" "$FRAG/kasan.config")
 	# x86_64 tests rzram alone, in compat mode (zram names), without the C zram.
 	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config")
 	# One arm64 build serves the guest tests and kunit.py: the suites are built
@@ -62,7 +62,7 @@ test)
 bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-bench ;;
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
 kcsan | kcsan-strict)
-	frags+=("$FRAG/rzram.config" "$FRAG/kcsan.config")
+	frags+=("$FRAG/rzram.config" "$FRAG/debug.config" "$FRAG/kcsan.config")
 	[ "$variant" = kcsan-strict ] && frags+=("$FRAG/kcsan-strict.config")
 	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config")
 	out=$BUILD/$arch-$variant

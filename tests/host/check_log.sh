@@ -48,6 +48,9 @@ done <<'SPLATS'
 [   12.345678] kmemleak: 3 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
 # unreferenced object 0xffff000004a1b2c0 (size 64):
 [   12.345678] BUG: KCSAN: data-race in zs_free / zs_malloc
+[   12.345678] BUG: KFENCE: out-of-bounds read in zs_malloc+0x1c/0x200
+[   12.345678] rust_kernel: panicked at drivers/block/rzram/attrs.rs:154:31:
+[   12.345678] UBSAN: shift-out-of-bounds in mm/zsmalloc.c:10:5
 SPLATS
 
 # Several logs at once: one bad one fails the whole call.
