@@ -21,7 +21,7 @@ results=$out/results.txt
 bash "$TOP/scripts/kernel.sh" x86_64 $variant
 bash "$TOP/scripts/image.sh" x86_64
 t0=$(date +%s)
-bash "$TOP/scripts/qemu.sh" x86_64 "$GUEST_TESTS_x86_64" --variant $variant --label $variant \
+bash "$TOP/scripts/qemu.sh" x86_64 "$(guest_tests_all x86_64)" --variant $variant --label $variant \
 	--timeout 3600 --results "$results" --quiet || true
 pass=$(grep -c '^PASS' "$results" || true)
 fail=$(grep -c '^FAIL' "$results" || true)

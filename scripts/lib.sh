@@ -139,12 +139,51 @@ pristine_extract() {
 	pg tag pristine
 }
 
-# The in-guest tests of make test, per architecture: arm64 has the C zram next
-# to rzram (the ABI test compares them); x86_64 has rzram alone in compat mode
-# (zramctl drives it unchanged).
-# The torture test and the regressions (regress_*) run on both.
-COMMON_TESTS=smp,rust_zsmalloc_sample,swap_onoff,swap_pressure,ext4,rzram_abi,rzram_hotplug,rzram_hotplug_race,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_fio,rzram_iostat,rzram_block_state,rzram_recompress,rzram_writeback,torture,regress_slot_write_race,regress_swapin_race,regress_partial_discard,regress_attrs_before_init,regress_reset_failed_init,regress_remove_during_reset,regress_wb_completion,regress_wb_leaked_blocks,regress_wb_stale_bounds,regress_wb_freed_slots,rzram_bad_input
-# arm64 also swaps on the C zram, whose slot frees go through the series'
-# deferred free.
-GUEST_TESTS_arm64=${GUEST_TESTS:-$COMMON_TESTS,zram_swap_pressure}
-GUEST_TESTS_x86_64=${GUEST_TESTS:-$COMMON_TESTS,cpu_hotplug,rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module}
+# The in-guest tests of make test, per architecture, in boots by theme: each
+# boot is a QEMU run of its own, short enough that its time limit leaves room
+# for a machine at half the speed (GUEST_BOOT_LIMIT), and each test inside it
+# has a limit of its own (guest/init: 300 s, or its "# timeout:" line).
+# arm64 has the C zram next to rzram (the ABI test compares them); x86_64 has
+# rzram alone in compat mode (zramctl drives it unchanged). The torture test
+# and the regressions (regress_*) run on both.
+GUEST_BOOTS="basic swap stress writeback"
+# Attributes, bad input, ABI, block-layer semantics, and the bug classes that
+# need no load.
+GUEST_TESTS_basic=smp,rust_zsmalloc_sample,swap_onoff,ext4,rzram_abi,rzram_hotplug,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_iostat,rzram_block_state,rzram_bad_input,regress_attrs_before_init,regress_reset_failed_init,regress_comp_destroyed,regress_deflate_winbits
+# Swap under memory pressure.
+GUEST_TESTS_swap=swap_pressure,regress_swapin_race
+# Concurrency: fio, hotplug races, the torture test, racing regressions.
+GUEST_TESTS_stress=rzram_fio,rzram_hotplug_race,torture,regress_slot_write_race,regress_partial_discard,regress_remove_during_reset
+# Recompression and writeback to a backing device.
+GUEST_TESTS_writeback=rzram_recompress,rzram_writeback,regress_wb_completion,regress_wb_leaked_blocks,regress_wb_stale_bounds,regress_wb_freed_slots,regress_wb_disksize_race,regress_block_state_race
+# Per architecture: arm64 also swaps on the C zram, whose slot frees go
+# through the series' deferred free; x86_64 adds CPU hotplug and the tools
+# that drive zram (on its compat module) in a boot of their own.
+GUEST_TESTS_arm64_swap=$GUEST_TESTS_swap,zram_swap_pressure
+GUEST_TESTS_x86_64_swap=$GUEST_TESTS_swap,cpu_hotplug
+GUEST_TESTS_x86_64_tools=rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module
+GUEST_BOOTS_arm64=$GUEST_BOOTS
+GUEST_BOOTS_x86_64="$GUEST_BOOTS tools"
+# Each boot's time limit in seconds: at least twice what the slowest boot
+# needs on the fast machine (docs/testing.md has the figures).
+GUEST_BOOT_LIMIT=1500
+
+# guest_tests ARCH BOOT: the tests of one boot, comma-separated.
+guest_tests() {
+	local v=GUEST_TESTS_$1_$2
+	[ -n "${!v:-}" ] || v=GUEST_TESTS_$2
+	echo "${!v}"
+}
+
+# guest_tests_all ARCH: all of make test's in-guest tests of ARCH, in boot
+# order (make kcsan boots them in one), or GUEST_TESTS when that is set.
+guest_tests_all() {
+	local b v all=
+	if [ -n "${GUEST_TESTS:-}" ]; then
+		echo "$GUEST_TESTS"
+		return
+	fi
+	v=GUEST_BOOTS_$1
+	for b in ${!v}; do all=$all${all:+,}$(guest_tests "$1" "$b"); done
+	echo "$all"
+}

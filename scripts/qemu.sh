@@ -6,6 +6,7 @@
 #                [--append ARGS] [--results FILE] [--label L] [--quiet]
 #                [--dev zram|rzram] [--expect-splat REGEX]
 #                [--smp N] [--icount] [--qmp SOCKET] [--machine raspi3b --dtb F]
+#                [--test-timeout S]
 #   TESTS      comma-separated names from tests/guest (may be empty)
 #   --dev      the device family the tests drive (default: rzram if the
 #              kernel has it, else zram)
@@ -20,6 +21,11 @@
 #   --machine  arm64: raspi3b boots QEMU's Raspberry Pi 3 (BCM2837, 4 CPUs,
 #              1 GiB, the console on the PL011) with --dtb, its device tree
 #              (make pi's kernel); the default is virt
+#   --test-timeout  each test's time limit in the guest (rztimeout=, see
+#              guest/init; default: the boot's --timeout), unless the test's
+#              header names its own ("# timeout: S")
+# RZRAM_GUEST_CPUS=LIST runs QEMU under taskset -c LIST: "0" puts both vCPUs
+# on one host CPU, a guest at about half speed (the slow-machine check).
 # The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
 # result (timeout, crash) counts as failed.
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +36,7 @@ tests=${2:-}
 check_arch "$arch"
 shift 2 || shift $#
 variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev= expect=
-smp=2 icount=0 qmp= machine=virt dtb=
+smp=2 icount=0 qmp= machine=virt dtb= test_timeout=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -47,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--qmp) qmp=$2; shift 2 ;;
 	--machine) machine=$2; shift 2 ;;
 	--dtb) dtb=$2; shift 2 ;;
+	--test-timeout) test_timeout=$2; shift 2 ;;
 	*) die "qemu.sh: unknown option '$1'" ;;
 	esac
 done
@@ -76,7 +83,7 @@ fi
 
 # The arm64 test kernel carries the KUnit suites for kunit.py (scripts/kunit.sh);
 # the in-guest tests boot it with them off.
-cmdline="panic=-1 kunit.enable=0 rztests=$tests rzdev=$rzdev $append"
+cmdline="panic=-1 kunit.enable=0 rztests=$tests rzdev=$rzdev rztimeout=${test_timeout:-$timeout} $append"
 case "$arch" in
 arm64)
 	kernel=$kdir/arch/arm64/boot/Image
@@ -144,8 +151,11 @@ if [ "$arch" = x86_64 ] && [ "$(uname -m)" = x86_64 ] && [ -w /dev/kvm ] && [ "$
 	[ "$(cat "$probe")" = ok ] && accel=(-accel kvm -cpu host)
 fi
 [ "$arch" = x86_64 ] && [ "${accel[1]}" = tcg ] && accel+=(-cpu max)
+if [ -n "${RZRAM_GUEST_CPUS:-}" ]; then
+	qemu=(taskset -c "$RZRAM_GUEST_CPUS" "${qemu[@]}")
+fi
 
-note "booting $arch ($variant, ${accel[1]}) tests: ${tests:-none}; log ${log#"$TOP"/}"
+note "booting $arch ($variant, ${accel[1]}${RZRAM_GUEST_CPUS:+, host CPUs $RZRAM_GUEST_CPUS}) tests: ${tests:-none}; log ${log#"$TOP"/}"
 start=$(date +%s)
 set +e
 if [ $quiet = 1 ]; then

@@ -9,8 +9,8 @@
 # 32-bit zsmalloc compile.
 . "$(dirname "$0")/lib.sh"
 
-# The in-guest test lists, GUEST_TESTS_<arch>, are in lib.sh (make kcsan runs
-# the x86_64 one too).
+# The in-guest test lists, by boot, are in lib.sh (make kcsan runs the x86_64
+# ones too). GUEST_TESTS=a,b,... runs those tests in one boot per arch instead.
 R=$BUILD/results.txt
 mkdir -p "$BUILD/logs"
 : >"$R"
@@ -66,9 +66,16 @@ for arch in $SUPPORTED_ARCHES; do
 		record FAIL "image:$arch"
 		continue
 	fi
-	tests_var=GUEST_TESTS_$arch
-	gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "${!tests_var}" --label tests --timeout 1800 \
-		--results "$R" --quiet || true
+	if [ -n "${GUEST_TESTS:-}" ]; then
+		gate "guest-$arch" "$TOP/scripts/qemu.sh" "$arch" "$GUEST_TESTS" --label tests \
+			--timeout "$GUEST_BOOT_LIMIT" --test-timeout 300 --results "$R" --quiet || true
+	else
+		boots=GUEST_BOOTS_$arch
+		for b in ${!boots}; do
+			gate "guest-$arch-$b" "$TOP/scripts/qemu.sh" "$arch" "$(guest_tests "$arch" "$b")" \
+				--label "$b" --timeout "$GUEST_BOOT_LIMIT" --test-timeout 300 --results "$R" --quiet || true
+		done
+	fi
 	if [ "$arch" = arm64 ]; then
 		# A boot of its own, since the report it provokes turns lockdep off.
 		gate guest-arm64-lockdep "$TOP/scripts/qemu.sh" arm64 lockdep_inversion \

@@ -9,6 +9,7 @@
 # reset. After each the data left is checked against a model, and once every
 # page is gone bd_stat and mm_stat must be empty; the KASAN kernel reports a
 # free of anything that is not there.
+# timeout: 900
 set -u
 . /tests/lib.sh
 . /tests/wb_lib.sh

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # fio --verify=crc32c on the raw device, for every compression algorithm the
 # device offers: random writes of half-compressible data, then verified reads.
+# timeout: 900
 set -u
 . /tests/lib.sh
 

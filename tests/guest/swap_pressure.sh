@@ -2,6 +2,7 @@
 # Swap under memory pressure: a workload 1.25x the guest's RAM, every page
 # verified on read-back. The data compresses about 4:1, so the compressed copy
 # fits in what the guest has left.
+# timeout: 900
 set -u
 . /tests/lib.sh
 

@@ -19,6 +19,7 @@
 #
 # TORTURE_SECS sets the length of each run; TORTURE_REFERENCE=0 skips the C
 # zram's run.
+# timeout: 900
 set -u
 . /tests/lib.sh
 
