@@ -16,3 +16,8 @@ bool rust_helper_in_interrupt(void)
 {
 	return in_interrupt();
 }
+
+bool rust_helper_in_task(void)
+{
+	return in_task();
+}

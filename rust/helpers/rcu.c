@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 #include <linux/bug.h>
+#include <linux/irqflags.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
@@ -34,6 +35,20 @@ void rust_helper_rcu_read_unlock(void)
 /*
  * Whether waiting for a grace period here could not work: the current task is
  * in an RCU read-side critical section, or in atomic context.
+ *
+ * With PREEMPT_COUNT, !preemptible() covers interrupt context (hard and soft
+ * IRQ, NMI), bottom halves, preemption or interrupts disabled, and spinlocks,
+ * and, without PREEMPT_RCU, rcu_read_lock() (which disables preemption). With
+ * PREEMPT_RCU, rcu_preempt_depth() adds the read-side sections that leave the
+ * task preemptible.
+ *
+ * Without PREEMPT_COUNT, preemptible() is constantly 0 and preempt_disable()
+ * leaves no trace, but preempt_count() still counts hardirq and NMI nesting
+ * (irq_enter(), nmi_enter()) and softirqs and bottom-half-disabled sections
+ * (__local_bh_disable_ip()) in every configuration, so in_interrupt() is
+ * exact there, and irqs_disabled() reads the interrupt flag. Only
+ * preempt_disable() and spinlocks remain unseen; of the read-side sections,
+ * the per-CPU count records those entered from Rust.
  */
 bool rust_helper_rcu_cannot_sync(void)
 {
@@ -42,7 +57,8 @@ bool rust_helper_rcu_cannot_sync(void)
 #elif defined(CONFIG_PREEMPT_COUNT)
 	return !preemptible();
 #else
-	return this_cpu_read(rust_rcu_depth) != 0;
+	return this_cpu_read(rust_rcu_depth) != 0 || in_interrupt() ||
+	       irqs_disabled();
 #endif
 }
 

@@ -32,7 +32,9 @@ use core::{pin::Pin, ptr::NonNull};
 pub struct Params {
     /// The compression level: zstd's, lz4hc's and deflate's level, lz4's acceleration.
     pub level: Option<i32>,
-    /// deflate's window, 2^`deflate_winbits` bytes (9 to 15); 11 by default, as zram.
+    /// deflate's window, 2^|`deflate_winbits`| bytes: 9 to 15, or -15 to -9, the same window
+    /// (newer zram passes a negative window to zlib as raw deflate, and raw deflate is all
+    /// [`Deflate`] does); 11 by default, as zram's `-11`.
     pub deflate_winbits: Option<i32>,
 }
 
@@ -44,8 +46,8 @@ pub trait Compressor: Sized + Send {
     /// Allocates a stream, the algorithm's workspace, with `params`.
     ///
     /// Fails with [`EINVAL`] if the algorithm refuses the parameters (deflate's level, -1 to 9,
-    /// and window, 9 to 15); the others clamp the level to their ranges (lz4's acceleration to
-    /// 1 to 65537, lz4hc's level and zstd's as their libraries do).
+    /// and window, 9 to 15 or -15 to -9); the others clamp the level to their ranges (lz4's
+    /// acceleration to 1 to 65537, lz4hc's level and zstd's as their libraries do).
     fn new(params: &Params) -> Result<Self>;
 
     /// Compresses `src` into `dst`; returns the compressed length.
@@ -319,8 +321,21 @@ impl Compressor for Zstd {
 /// crypto API use.
 const DEFLATE_WINBITS: c_int = 11;
 
+/// The window, in bits, that [`Params::deflate_winbits`] asks for: 9 to 15 as they are, and -15
+/// to -9, zlib's spelling of a raw stream (newer zram's default is `-11`), as their absolute value;
+/// `None` for any other, which the kernel's zlib cannot take (its workspace size `BUG()`s).
+fn deflate_window(winbits: c_int) -> Option<c_int> {
+    match winbits {
+        9..=15 => Some(winbits),
+        -15..=-9 => Some(-winbits),
+        _ => None,
+    }
+}
+
 /// Deflate (`lib/zlib_deflate` and `lib/zlib_inflate`), named `deflate`: raw deflate with, by
-/// default, a 2^11-byte window and zlib's default level, as zram.
+/// default, a 2^11-byte window and zlib's default level, as zram. Always raw: a window given as
+/// 9 to 15 or as -15 to -9 is the same raw window, where newer zram would add a zlib header for
+/// the positive spelling (the compressed data stays in memory, so no one else reads it).
 ///
 /// # Invariants
 ///
@@ -371,13 +386,15 @@ impl Compressor for Deflate {
 
     fn new(params: &Params) -> Result<Self> {
         let mem_level = bindings::MAX_MEM_LEVEL as c_int;
-        let winbits = params.deflate_winbits.unwrap_or(DEFLATE_WINBITS);
-        // The kernel zlib's range (its workspace size `BUG()`s below 9).
-        if !(9..=15).contains(&winbits) {
-            return Err(EINVAL);
-        }
+        // The kernel zlib's range (its workspace size `BUG()`s outside 9 to 15), in either
+        // spelling; `winbits` is then the window, 9 to 15.
+        let winbits =
+            deflate_window(params.deflate_winbits.unwrap_or(DEFLATE_WINBITS)).ok_or(EINVAL)?;
         let level = params.level.unwrap_or(bindings::Z_DEFAULT_COMPRESSION);
-        // SAFETY: FFI call without preconditions.
+        // SAFETY: FFI call. Its preconditions are the arguments' ranges, which it `BUG()`s
+        // outside of: it takes the absolute value of the window it is given, `-winbits` (negated:
+        // a raw stream), which is `winbits`, in 9..=15 by `deflate_window`; and `mem_level` is
+        // `MAX_MEM_LEVEL`, in 1..=MAX_MEM_LEVEL.
         let csize = unsafe { bindings::zlib_deflate_workspacesize(-winbits, mem_level) };
         let mut cws = zeroed_workspace(usize::try_from(csize).map_err(|_| EINVAL)?)?;
         // SAFETY: FFI call without preconditions.
@@ -610,7 +627,8 @@ impl Algorithm {
 /// }
 ///
 /// // Parameters: zstd at level 19 compresses at least as well as at its default; deflate
-/// // refuses a window outside zlib's range.
+/// // takes a window of 9 to 15 bits, also spelt -15 to -9 (raw deflate, newer zram's way), and
+/// // refuses any other.
 /// use kernel::compress::Params;
 /// let mut text = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
 /// for (i, b) in text.iter_mut().enumerate() {
@@ -620,7 +638,15 @@ impl Algorithm {
 /// let default = Stream::new(Algorithm::Zstd)?.compress(&text, &mut c)?;
 /// let high = Params { level: Some(19), ..Params::default() };
 /// assert!(Stream::with_params(Algorithm::Zstd, &high)?.compress(&text, &mut c)? <= default);
-/// for winbits in [8, 16] {
+/// for winbits in [9, 15, -9, -12, -15] {
+///     let good = Params { deflate_winbits: Some(winbits), ..Params::default() };
+///     let mut s = Stream::with_params(Algorithm::Deflate, &good)?;
+///     let n = s.compress(&text, &mut c)?;
+///     let mut d = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+///     assert_eq!(s.decompress(&c[..n], &mut d)?, 4096);
+///     assert!(d[..] == text[..]);
+/// }
+/// for winbits in [8, 16, -1, -8, -16, 0] {
 ///     let bad = Params { deflate_winbits: Some(winbits), ..Params::default() };
 ///     assert_eq!(Stream::with_params(Algorithm::Deflate, &bad).err(), Some(EINVAL));
 /// }

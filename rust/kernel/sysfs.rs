@@ -30,7 +30,7 @@ use core::fmt;
 
 mod attribute;
 pub(crate) use attribute::Group;
-pub use attribute::{Attribute, AttributeOwner, ShowFn, StoreFn};
+pub use attribute::{Attribute, AttributeOwner, Mode, ShowFn, StoreFn, ValidMode};
 
 /// The page a sysfs `show` callback writes into, as a [`fmt::Write`] sink.
 ///

@@ -11,4 +11,4 @@ fn store(_: &u32, _: &(), _: &[u8]) -> Result {
 
 /// An attribute only its owner may write.
 pub static ATTRS: [Attribute<Class<u32>>; 1] =
-    [Attribute::new(c_str!("a"), 0o644, None, Some(store))];
+    [Attribute::new::<0o644>(c_str!("a"), None, Some(store))];

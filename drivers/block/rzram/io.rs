@@ -121,7 +121,6 @@ impl Operations for Rzram {
                 discard(&storage, sector, size);
                 Ok(())
             }
-            Op::Flush => Ok(()),
             Op::Other(_) => Err(EIO),
         };
         // As zram, a failed read or write is an I/O error, whatever the cause (ENOMEM at the

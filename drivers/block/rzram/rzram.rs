@@ -183,7 +183,7 @@ fn hot_remove_store(c: &Arc<Control>, _: &(), input: &[u8]) -> Result {
 
 /// `hot_add` is 0400: reading it creates a device, so only root may.
 static CONTROL_ATTRS: [Attribute<Class<Arc<Control>>>; 2] = [
-    Attribute::new(c_str!("hot_add"), 0o400, Some(hot_add_show), None),
+    Attribute::new::<0o400>(c_str!("hot_add"), Some(hot_add_show), None),
     Attribute::wo(c_str!("hot_remove"), hot_remove_store),
 ];
 
@@ -273,6 +273,7 @@ impl Drop for RzramModule {
 #[kunit_tests(rzram_attrs)]
 mod tests {
     use super::*;
+    use kernel::{kunit_expect, kunit_expect_eq};
 
     /// Every sysfs attribute has a lockdep class of its own: with one class for all, removing a
     /// disk while its attributes are read is reported as recursive locking of `kn->active`.
@@ -285,13 +286,38 @@ mod tests {
         for a in CONTROL_ATTRS.iter() {
             keys.push(a.lock_class_key(), GFP_KERNEL)?;
         }
-        assert_eq!(keys.len(), attrs::ATTRS.len() + CONTROL_ATTRS.len());
+        kunit_expect_eq!(keys.len(), attrs::ATTRS.len() + CONTROL_ATTRS.len());
         if cfg!(CONFIG_DEBUG_LOCK_ALLOC) {
             for (i, k) in keys.iter().enumerate() {
-                assert!(*k != 0);
-                assert!(!keys[..i].contains(k));
+                kunit_expect!(*k != 0);
+                kunit_expect!(!keys[..i].contains(k));
             }
         }
         Ok(())
+    }
+
+    /// `recompress`'s priorities, as zram 6.12 takes them. `priority=4294967295` overflowed
+    /// `prio + 1` on 32-bit; zram's `u32` arithmetic wraps there, and tries nothing.
+    #[test]
+    fn recompress_priorities() {
+        use crate::{attrs::recompress_prios as prios, slots::MAX_PRIO};
+        use kernel::compress::Algorithm::{Lz4hc, LzoRle, Zstd};
+        let algs = [Some(LzoRle), Some(Zstd), None, Some(Lz4hc)];
+        kunit_expect_eq!(prios(None, None, &algs), Ok(1..MAX_PRIO));
+        // Priority 0 is 1; a priority alone is tried alone, with an algorithm or not.
+        kunit_expect_eq!(prios(Some(0), None, &algs), Ok(1..2));
+        kunit_expect_eq!(prios(Some(2), None, &algs), Ok(2..3));
+        kunit_expect_eq!(prios(Some(3), None, &algs), Ok(3..4));
+        // Out of range: nothing to try, and no algorithm to find.
+        for p in [4, 5, i32::MAX as u32, u32::MAX - 1, u32::MAX] {
+            kunit_expect!(prios(Some(p), None, &algs).is_ok_and(|r| r.is_empty()));
+            kunit_expect_eq!(prios(Some(p), Some(b"zstd"), &algs), Err(EINVAL));
+        }
+        // `algo=`: the first secondary algorithm of that name from the priority on.
+        kunit_expect_eq!(prios(None, Some(b"lz4hc"), &algs), Ok(3..4));
+        kunit_expect_eq!(prios(Some(0), Some(b"zstd"), &algs), Ok(1..2));
+        kunit_expect_eq!(prios(Some(2), Some(b"lz4hc"), &algs), Ok(3..4));
+        kunit_expect_eq!(prios(Some(2), Some(b"zstd"), &algs), Err(EINVAL));
+        kunit_expect_eq!(prios(None, Some(b"lzo-rle"), &algs), Err(EINVAL));
     }
 }

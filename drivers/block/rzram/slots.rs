@@ -631,6 +631,7 @@ mod tests {
     use super::*;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use kernel::{c_str, workqueue, zsmalloc::Contents};
+    use kernel::{kunit_expect, kunit_expect_eq};
 
     fn pool(name: &'static CStr) -> Result<Arc<Pool>> {
         Ok(Arc::new(Pool::new(name)?, GFP_KERNEL)?)
@@ -639,30 +640,30 @@ mod tests {
     #[test]
     fn packing() -> Result {
         #[cfg(CONFIG_64BIT)]
-        assert_eq!(core::mem::size_of::<Slot>(), 16);
+        kunit_expect_eq!(core::mem::size_of::<Slot>(), 16);
         for size in [0, 1, 100, 4095, 4096, 65536] {
             for huge in [false, true] {
                 let st = State::stored(size, huge);
-                assert_eq!(st.size(), size);
-                assert_eq!(st.is_huge(), huge);
-                assert!(!st.is_same());
+                kunit_expect_eq!(st.size(), size);
+                kunit_expect_eq!(st.is_huge(), huge);
+                kunit_expect!(!st.is_same());
                 let i = st.with_idle(true);
-                assert!(i.is_idle() && !st.is_idle());
-                assert_eq!((i.size(), i.is_huge()), (size, huge));
-                assert_eq!(i.with_idle(false), st);
+                kunit_expect!(i.is_idle() && !st.is_idle());
+                kunit_expect_eq!((i.size(), i.is_huge()), (size, huge));
+                kunit_expect_eq!(i.with_idle(false), st);
                 for prio in 0..MAX_PRIO {
                     let r = i.with_prio(prio).incompressible();
-                    assert_eq!(r.prio(), prio);
-                    assert!(r.is_incompressible() && r.is_idle());
-                    assert_eq!((r.size(), r.is_huge()), (size, huge));
-                    assert_eq!(r.with_prio(0).prio(), 0);
+                    kunit_expect_eq!(r.prio(), prio);
+                    kunit_expect!(r.is_incompressible() && r.is_idle());
+                    kunit_expect_eq!((r.size(), r.is_huge()), (size, huge));
+                    kunit_expect_eq!(r.with_prio(0).prio(), 0);
                 }
-                assert!(!st.is_incompressible() && st.prio() == 0);
+                kunit_expect!(!st.is_incompressible() && st.prio() == 0);
             }
         }
-        assert!(State::SAME.is_same() && State::SAME.with_idle(true).is_same());
-        assert_eq!(State::SAME.size(), 0);
-        assert!(State::EMPTY != State::SAME);
+        kunit_expect!(State::SAME.is_same() && State::SAME.with_idle(true).is_same());
+        kunit_expect_eq!(State::SAME.size(), 0);
+        kunit_expect!(State::EMPTY != State::SAME);
         // The state survives locking, and the table's own bits never show.
         let t = Table::new(pool(c_str!("rzram_kunit_pack"))?, 1, 0)?;
         {
@@ -670,16 +671,16 @@ mod tests {
             g.replace(Contents::Word(9))?;
             State::stored(300, true).set(&mut g);
         }
-        assert_eq!(State::snapshot(&t.slots, 0), Some(State::stored(300, true)));
+        kunit_expect_eq!(State::snapshot(&t.slots, 0), Some(State::stored(300, true)));
         {
             let mut g = t.slots.lock(0).ok_or(EINVAL)?;
-            assert_eq!(State::of(&g), State::stored(300, true));
-            assert_eq!(t.slots.try_lock(0).err(), Some(EBUSY));
+            kunit_expect_eq!(State::of(&g), State::stored(300, true));
+            kunit_expect_eq!(t.slots.try_lock(0).err(), Some(EBUSY));
             State::SAME.set(&mut g);
         }
-        assert!(t.slots.try_lock(0).is_ok());
-        assert_eq!(State::snapshot(&t.slots, 0), Some(State::SAME));
-        assert_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(9));
+        kunit_expect!(t.slots.try_lock(0).is_ok());
+        kunit_expect_eq!(State::snapshot(&t.slots, 0), Some(State::SAME));
+        kunit_expect_eq!(t.slots.lock(0).and_then(|g| g.word()), Some(9));
         Ok(())
     }
 
@@ -844,21 +845,21 @@ mod tests {
         for size in [1, 2000, 4096] {
             for prio in 0..MAX_PRIO {
                 let w = State::written_back(size, prio);
-                assert!(w.is_wb() && !w.is_under_wb() && !w.is_same() && !w.is_huge());
-                assert_eq!((w.size(), w.prio()), (size, prio));
-                assert_eq!(w.with_idle(true).with_idle(false), w);
+                kunit_expect!(w.is_wb() && !w.is_under_wb() && !w.is_same() && !w.is_huge());
+                kunit_expect_eq!((w.size(), w.prio()), (size, prio));
+                kunit_expect_eq!(w.with_idle(true).with_idle(false), w);
             }
         }
         let st = State::stored(300, true).with_prio(2).with_idle(true);
         let u = st.under_wb();
-        assert!(u.is_under_wb() && !u.is_wb() && !st.is_under_wb());
-        assert_eq!(
+        kunit_expect!(u.is_under_wb() && !u.is_wb() && !st.is_under_wb());
+        kunit_expect_eq!(
             (u.size(), u.is_huge(), u.prio(), u.is_idle()),
             (300, true, 2, true)
         );
-        assert_eq!(u.without_wb(), st);
-        assert!(u.with_idle(false).is_under_wb());
-        assert!(!State::EMPTY.is_wb() && !State::EMPTY.is_under_wb());
+        kunit_expect_eq!(u.without_wb(), st);
+        kunit_expect!(u.with_idle(false).is_under_wb());
+        kunit_expect!(!State::EMPTY.is_wb() && !State::EMPTY.is_under_wb());
         Ok(())
     }
 
@@ -904,16 +905,16 @@ mod tests {
             // 1 TiB: 2^28 slots of 4 KiB pages, 4 GiB of table.
             let pages = (1usize << 40) / kernel::page::PAGE_SIZE;
             let bytes = zsmalloc::Table::bytes_for(pages);
-            assert_eq!(bytes, Ok(pages * slot));
-            assert!(bytes.is_ok_and(|b| b > i32::MAX as usize));
+            kunit_expect_eq!(bytes, Ok(pages * slot));
+            kunit_expect!(bytes.is_ok_and(|b| b > i32::MAX as usize));
             // 2^40 slots do not fit in memory: ENOMEM, no warning.
-            assert_eq!(
+            kunit_expect_eq!(
                 Table::new(pool(c_str!("rzram_kunit_big"))?, 1usize << 40, 0).err(),
                 Some(ENOMEM)
             );
         }
-        assert_eq!(zsmalloc::Table::bytes_for(usize::MAX).err(), Some(ENOMEM));
-        assert_eq!(zsmalloc::Table::bytes_for(8), Ok(8 * slot));
+        kunit_expect_eq!(zsmalloc::Table::bytes_for(usize::MAX).err(), Some(ENOMEM));
+        kunit_expect_eq!(zsmalloc::Table::bytes_for(8), Ok(8 * slot));
         Ok(())
     }
 }

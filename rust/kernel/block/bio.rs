@@ -40,6 +40,10 @@
 //! handles it (an `O_DIRECT` buffer is not covered by stable writes), so it is reached only by
 //! copies, never as a Rust reference.
 //!
+//! A disk built by `build_bio` never has partitions (`GENHD_FL_NO_PART`, as zram): its only block
+//! device is the whole disk, so a bio's sector and the slot of
+//! [`Operations::swap_slot_free_notify`] both count from the start of the disk.
+//!
 //! C headers: [`include/linux/blkdev.h`](srctree/include/linux/blkdev.h),
 //! [`include/linux/bio.h`](srctree/include/linux/bio.h)
 
@@ -52,7 +56,7 @@ use core::ptr::NonNull;
 mod gen_disk;
 mod operations;
 mod segment;
-#[cfg(CONFIG_RZRAM_KUNIT_TEST)]
+#[cfg(CONFIG_RUST_BLOCK_BIO_KUNIT_TEST)]
 mod tests;
 
 pub use gen_disk::{Disk, GenDisk};
@@ -60,6 +64,13 @@ pub use operations::Operations;
 pub use segment::{dir, Data, Segment};
 
 /// The operation of a [`Bio`]; reads and writes give access to the bio's data.
+///
+/// There is no flush: the block layer never hands a bio-based driver a `REQ_OP_FLUSH` bio
+/// (`submit_bio_noacct()` fails one with `BLK_STS_NOTSUPP`; only blk-mq's flush machinery makes
+/// flush requests). A flush reaches a bio-based driver only as a write flagged `REQ_PREFLUSH`
+/// (or `REQ_FUA`), possibly empty, and only on a disk with a volatile write cache
+/// (`BLK_FEAT_WRITE_CACHE`), which [`GenDiskBuilder`](crate::block::GenDiskBuilder) does not set:
+/// on its disks `submit_bio_noacct()` clears those flags and completes an empty flush itself.
 ///
 /// ```ignore
 /// # use kernel::block::bio::Bio;
@@ -76,11 +87,11 @@ pub enum Op<'a> {
     Read(Data<'a, dir::Read>),
     /// Write the bio's pages: its segments can only be read.
     Write(Data<'a, dir::Write>),
-    /// Make previous writes durable.
-    Flush,
-    /// The sectors' contents are no longer needed.
+    /// The sectors' contents are no longer needed. Arrives only on a disk built with a nonzero
+    /// [`max_discard_sectors`](crate::block::GenDiskBuilder::max_discard_sectors).
     Discard,
-    /// Make the sectors read as zeroes.
+    /// Make the sectors read as zeroes. Arrives only on a disk built with a nonzero
+    /// [`max_write_zeroes_sectors`](crate::block::GenDiskBuilder::max_write_zeroes_sectors).
     WriteZeroes,
     /// Any other operation, by its `REQ_OP_*` value.
     Other(u32),
@@ -165,7 +176,6 @@ impl Bio {
             bindings::req_op_REQ_OP_READ => Op::Read(unsafe { Data::new(self) }),
             // SAFETY: the bio is a write.
             bindings::req_op_REQ_OP_WRITE => Op::Write(unsafe { Data::new(self) }),
-            bindings::req_op_REQ_OP_FLUSH => Op::Flush,
             bindings::req_op_REQ_OP_DISCARD => Op::Discard,
             bindings::req_op_REQ_OP_WRITE_ZEROES => Op::WriteZeroes,
             other => Op::Other(other),

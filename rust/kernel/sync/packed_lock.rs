@@ -138,6 +138,14 @@ const LOCKED: u32 = 1 << 31;
 /// acquire semantics and releasing has release semantics: everything written under the lock is
 /// seen by the next holder.
 ///
+/// Context: task context only, never an interrupt (hard or soft) or NMI handler. The lock disables
+/// preemption, not interrupts nor bottom halves: a handler that spun on a lock held by the task it
+/// interrupted would never return. (A holder may run with interrupts or bottom halves disabled.)
+/// With `CONFIG_RUST_DEBUG_ASSERTIONS`, `lock` and `try_lock` check it (`in_task()`, a
+/// `debug_assert!`) and panic otherwise, a `BUG()` even in a hard interrupt handler; lockdep, which
+/// the lock informs, also reports a class taken both in interrupt context and with interrupts
+/// enabled. Breaking the rule is a deadlock, not memory unsafety.
+///
 /// # Invariants
 ///
 /// `data` is accessed only through a [`PackedGuard`], which exists only while bit 31 of `word`
@@ -219,7 +227,10 @@ impl<T> PackedLock<T> {
     }
 
     /// Tries to take the lock once; `class` is the lockdep class of the lock's table.
+    ///
+    /// Context: task context (see [`PackedLock`]).
     pub fn try_lock(&self, class: &'static PackedLockClass) -> Option<PackedGuard<'_, T>> {
+        check_context();
         let bits = self.raw_try_lock()?;
         class.acquire(true);
         // INVARIANT: this thread set the lock bit, and told lockdep.
@@ -235,7 +246,10 @@ impl<T> PackedLock<T> {
     /// the lockdep class of the lock's table.
     ///
     /// Lockdep is told before spinning, so a deadlock is reported rather than hung in.
+    ///
+    /// Context: task context (see [`PackedLock`]).
     pub fn lock(&self, class: &'static PackedLockClass) -> PackedGuard<'_, T> {
+        check_context();
         class.acquire(false);
         loop {
             if let Some(bits) = self.raw_try_lock() {
@@ -293,14 +307,20 @@ impl<T> Deref for PackedGuard<'_, T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // SAFETY: the lock is held, so no other reference to the data exists.
+        // SAFETY: by the type invariants of `PackedGuard`, this thread set the lock bit of
+        // `self.lock` and has not cleared it (only the guard's drop does). By those of
+        // `PackedLock`, `data` is then reached only through this guard (no other guard can exist
+        // while the bit is set, and `&mut PackedLock` cannot coexist with the guard's borrow of
+        // it): the shared reference, which borrows the guard, aliases no mutable one.
         unsafe { &*self.lock.data.get() }
     }
 }
 
 impl<T> DerefMut for PackedGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: the lock is held, so no other reference to the data exists.
+        // SAFETY: as in `deref`, `data` is reached only through this guard, and the mutable
+        // reference borrows the guard mutably, so it is the only reference to `data` while it
+        // lives.
         unsafe { &mut *self.lock.data.get() }
     }
 }
@@ -313,6 +333,19 @@ impl<T> Drop for PackedGuard<'_, T> {
         // Balances the `preempt_disable()` of `try_lock()`.
         preempt_enable();
     }
+}
+
+/// Checks, with `CONFIG_RUST_DEBUG_ASSERTIONS`, that the caller runs in task context, as the locks
+/// require (see [`PackedLock`]). A failed check panics, which is a `BUG()` in an interrupt handler
+/// too: 6.12's kernel crate has no `WARN_ON` for Rust code. Without debug assertions `in_task()` is
+/// not called.
+#[inline(always)]
+fn check_context() {
+    debug_assert!(
+        // SAFETY: FFI call without preconditions.
+        unsafe { bindings::in_task() },
+        "a PackedLock taken in interrupt context"
+    );
 }
 
 /// `preempt_disable()`. Without `CONFIG_PREEMPT_COUNT` the C macro is only a compiler barrier,

@@ -178,10 +178,10 @@ pub unsafe fn assume_read_side<R>(f: impl FnOnce(&Guard) -> R) -> R {
 /// [`get`](Self::get) is one load: the reference it returns lives as long as the reader's
 /// [`Guard`]. [`replace`](Self::replace) waits for an RCU grace period before it hands the
 /// previous `Arc` back, so no reader can still be using it when its caller drops it; called
-/// where it cannot wait (under a guard, or in atomic context), it warns and leaks the previous
-/// value instead. This is the
-/// C pattern of `rcu_dereference()` on the read side and `rcu_replace_pointer()` followed by
-/// `synchronize_rcu()` on the update side, with the freeing left to the `Arc`.
+/// where it cannot wait (under a guard, or in atomic context that it can detect), it warns and
+/// leaks the previous value instead. This is the C pattern of `rcu_dereference()` on the read
+/// side and `rcu_replace_pointer()` followed by `synchronize_rcu()` on the update side, with the
+/// freeing left to the `Arc`.
 ///
 /// # Invariants
 ///
@@ -282,9 +282,12 @@ impl<T: Send + Sync> RcuArc<T> {
     /// Context: process context, not under a [`Guard`]; sleeps (an RCU grace period). Under a
     /// guard (the thread may hold a reference to the previous value) it cannot wait: it warns and
     /// leaks the previous value, returning `None`. It does the same in atomic context where it
-    /// can tell (with `CONFIG_PREEMPT_COUNT`); without it, calling it under a spinlock with no
-    /// guard is a sleep in atomic context, a bug as in C, but frees nothing a reference uses
-    /// (every reference from [`get`](Self::get) borrows a guard, which it sees).
+    /// can tell: in every configuration in interrupt context (hard or soft interrupt, NMI) and
+    /// with bottom halves or interrupts disabled, and with `CONFIG_PREEMPT_COUNT` also with
+    /// preemption disabled or a spinlock held. Without `CONFIG_PREEMPT_COUNT`, calling it under a
+    /// spinlock or with preemption disabled, and with no guard, is a sleep in atomic context, a
+    /// bug as in C, but frees nothing a reference uses (every reference from [`get`](Self::get)
+    /// borrows a guard, which it sees).
     pub fn replace(&self, value: Option<Arc<T>>) -> Option<Arc<T>> {
         // INVARIANT: the new pointer comes from `Arc::into_raw`, and its reference moves into
         // `self`; the old one's reference is held by this call until after the grace period.
@@ -295,14 +298,19 @@ impl<T: Send + Sync> RcuArc<T> {
         }
         // SAFETY: an FFI call with no additional requirements.
         if unsafe { bindings::rcu_cannot_sync() } {
-            // This thread may hold a reference to the old value, which a grace period would not
-            // protect (without `CONFIG_PREEMPT_RCU` the wait itself ends the read-side critical
-            // section): the reference `old` owns is never released.
-            crate::pr_warn!("RcuArc::replace() under an RCU read-side lock: leaking\n");
+            // Under a guard, this thread may hold a reference to the old value, which a grace
+            // period would not protect (without `CONFIG_PREEMPT_RCU` the wait itself ends the
+            // read-side critical section); in atomic context it must not sleep. Either way the
+            // reference `old` owns is never released.
+            crate::pr_warn!("RcuArc::replace() in an RCU read-side or atomic context: leaking\n");
             return None;
         }
-        // SAFETY: an FFI call; not in a read-side critical section nor in atomic context (checked
-        // above), as it requires.
+        // SAFETY: an FFI call. The check above found the task under no `Guard` (so none of its
+        // references from `get` can be ended by the wait), and not in interrupt context nor with
+        // bottom halves or interrupts disabled (nor, with `CONFIG_PREEMPT_COUNT`, in any atomic
+        // context). What it cannot see without `CONFIG_PREEMPT_COUNT`, a spinlock held or
+        // preemption disabled, is a sleep in atomic context, the same bug as in C, which breaks
+        // no reference Rust holds.
         unsafe { bindings::synchronize_rcu() };
         // SAFETY: `old` came from `Arc::into_raw` and its reference is ours (type invariants); the
         // grace period has elapsed, so no reader still holds a reference obtained from it.

@@ -60,6 +60,59 @@ pub(crate) struct Raw<O: AttributeOwner> {
     store: Option<O::CStore>,
 }
 
+/// The permissions `MODE` of an [`Attribute`], as a type, so that [`ValidMode`] can tell valid
+/// ones when the code that names them is type-checked.
+pub struct Mode<const MODE: u16>;
+
+/// Whether sysfs accepts `mode` for an attribute of a group: `VERIFY_OCTAL_PERMISSIONS()` holds
+/// for it (at most `0o777`; the owner can read if the group can, and the group if others can; the
+/// owner can write if the group can; others cannot write), and it has no bit outside `0o664`
+/// (`create_files()` in `fs/sysfs/group.c` warns about, and clears, any other).
+const fn is_valid_mode(mode: u16) -> bool {
+    let (user, group, other) = ((mode >> 6) & 7, (mode >> 3) & 7, mode & 7);
+    mode <= 0o777
+        && (user & 4) >= (group & 4)
+        && (group & 4) >= (other & 4)
+        && (user & 2) >= (group & 2)
+        && (other & 2) == 0
+        && (mode & !0o664) == 0
+}
+
+/// Implemented for `Mode<MODE>` ([`Mode`]) exactly when sysfs accepts `MODE` for an attribute:
+/// when `VERIFY_OCTAL_PERMISSIONS()` holds for it (others cannot write, the owner has the group's
+/// permissions and the group has others' read) and it has no bit outside `0o664`, which
+/// `fs/sysfs/group.c` warns about and clears (no execute bits). That is exactly the 12 modes
+/// `0o000`, `0o200`, `0o220`, `0o400`, `0o440`, `0o444`, `0o600`, `0o620`, `0o640`, `0o644`,
+/// `0o660` and `0o664`. Other crates can neither implement it nor make more modes valid: both
+/// the trait and [`Mode`] are this crate's.
+///
+/// An invalid mode is a type error at the call of [`Attribute::new`], not a panic nor a
+/// post-monomorphization error: it is reported wherever the call is, whether the attribute is
+/// built in a `static` or at run time, even by `cargo check`-style builds that emit only
+/// metadata.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid sysfs attribute mode",
+    label = "sysfs attributes may not be world-writable nor executable, and a mode is one of \
+             0o000, 0o200, 0o220, 0o400, 0o440, 0o444, 0o600, 0o620, 0o640, 0o644, 0o660, 0o664",
+    note = "sysfs attributes may not be world-writable nor executable, and the owner must have \
+            the group's permissions and the group others' read (VERIFY_OCTAL_PERMISSIONS())"
+)]
+pub trait ValidMode {}
+
+// Exactly the modes for which `is_valid_mode` holds, as `Attribute::new` checks.
+impl ValidMode for Mode<0o000> {}
+impl ValidMode for Mode<0o200> {}
+impl ValidMode for Mode<0o220> {}
+impl ValidMode for Mode<0o400> {}
+impl ValidMode for Mode<0o440> {}
+impl ValidMode for Mode<0o444> {}
+impl ValidMode for Mode<0o600> {}
+impl ValidMode for Mode<0o620> {}
+impl ValidMode for Mode<0o640> {}
+impl ValidMode for Mode<0o644> {}
+impl ValidMode for Mode<0o660> {}
+impl ValidMode for Mode<0o664> {}
+
 /// A sysfs attribute: the C attribute and the Rust `show` and `store` it forwards to.
 ///
 /// Declare attributes in a `static` table (see [`kernel::sysfs`](crate::sysfs)); registering a
@@ -94,33 +147,48 @@ pub struct Attribute<O: AttributeOwner> {
 unsafe impl<O: AttributeOwner> Sync for Attribute<O> {}
 
 impl<O: AttributeOwner> Attribute<O> {
-    /// An attribute `name` with permissions `mode`, `show` and `store`. Reading an attribute
+    /// An attribute `name` with permissions `MODE`, `show` and `store`. Reading an attribute
     /// that has no `show`, or writing one that has no `store`, fails with `EIO`, as in C.
     ///
-    /// `mode` must be a permission (at most `0o777`) that others cannot write, as
-    /// `VERIFY_OCTAL_PERMISSIONS()` demands of C attributes (it also wants the owner's bits to
-    /// include the group's and the group's the others', which is not checked here); in a `static`
-    /// that is checked at compile time (checked by
-    /// `tests/compile_fail/fail_sysfs_attr_world_writable.rs`).
-    pub const fn new(
+    /// `MODE` must be a mode sysfs accepts: one that `VERIFY_OCTAL_PERMISSIONS()` allows for C
+    /// attributes (others cannot write; the owner has the group's permissions, and the group
+    /// others' read) with no bit outside `0o664`, which sysfs's groups warn about and clear (no
+    /// execute bits). The bound `Mode<MODE>: ValidMode` (see [`ValidMode`], which lists the 12
+    /// such modes) checks it when the caller is type-checked, wherever the attribute is built: in
+    /// a `static`, in a function run at any time, or in code that is never run (checked by
+    /// `tests/compile_fail/fail_sysfs_attr_world_writable.rs`, `fail_sysfs_attr_mode_runtime.rs`
+    /// and `fail_sysfs_attr_mode_executable.rs`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, class::Class, sysfs::Attribute};
+    ///
+    /// fn store(_: &u32, _: &(), _: &[u8]) -> Result {
+    ///     Ok(())
+    /// }
+    /// // Only its owner may write it; it cannot be read.
+    /// static ATTRS: [Attribute<Class<u32>>; 1] =
+    ///     [Attribute::new::<0o200>(c_str!("poke"), None, Some(store))];
+    /// ```
+    pub const fn new<const MODE: u16>(
         name: &'static CStr,
-        mode: u16,
         show: Option<ShowFn<O>>,
         store: Option<StoreFn<O>>,
-    ) -> Self {
+    ) -> Self
+    where
+        Mode<MODE>: ValidMode,
+    {
         const {
             assert!(core::mem::size_of::<Raw<O>>() == core::mem::size_of::<O::Raw>());
             assert!(core::mem::align_of::<Raw<O>>() == core::mem::align_of::<O::Raw>());
+            // The bound already guarantees it; this checks the impls of `ValidMode` too.
+            assert!(is_valid_mode(MODE), "not a mode sysfs accepts");
         }
-        assert!(mode & !0o777 == 0, "an attribute's mode is a permission");
-        assert!(
-            mode & 0o002 == 0,
-            "sysfs attributes may not be world-writable"
-        );
         // SAFETY: all zeroes is a valid `attribute`: no name, no lockdep key.
         let mut attr: bindings::attribute = unsafe { core::mem::zeroed() };
         attr.name = name.as_char_ptr();
-        attr.mode = mode;
+        attr.mode = MODE;
         // INVARIANT: the C callbacks are set exactly for the Rust ones; the name is static.
         Attribute {
             raw: Opaque::new(Raw {
@@ -143,17 +211,17 @@ impl<O: AttributeOwner> Attribute<O> {
 
     /// A read-only attribute (0444).
     pub const fn ro(name: &'static CStr, show: ShowFn<O>) -> Self {
-        Self::new(name, 0o444, Some(show), None)
+        Self::new::<0o444>(name, Some(show), None)
     }
 
     /// A write-only attribute (0200).
     pub const fn wo(name: &'static CStr, store: StoreFn<O>) -> Self {
-        Self::new(name, 0o200, None, Some(store))
+        Self::new::<0o200>(name, None, Some(store))
     }
 
     /// A read-write attribute (0644).
     pub const fn rw(name: &'static CStr, show: ShowFn<O>, store: StoreFn<O>) -> Self {
-        Self::new(name, 0o644, Some(show), Some(store))
+        Self::new::<0o644>(name, Some(show), Some(store))
     }
 
     /// Returns the `struct attribute` inside the C attribute.

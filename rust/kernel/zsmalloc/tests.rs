@@ -5,7 +5,7 @@
 #[macros::kunit_tests(rust_zsmalloc)]
 mod cases {
     use super::super::*;
-    use crate::{alloc::KVec, c_str, types::Opaque};
+    use crate::{alloc::KVec, c_str, kunit_expect, kunit_expect_eq, types::Opaque};
     use crate::{
         alloc::{flags::*, KBox},
         bindings,
@@ -342,24 +342,24 @@ mod cases {
         let slot = core::mem::size_of::<Slot>();
         #[cfg(CONFIG_64BIT)]
         {
-            assert_eq!(slot, 16);
+            kunit_expect_eq!(slot, 16);
             // A 1 TiB device: 4 GiB of slots, above kvmalloc()'s INT_MAX limit, is fine.
             let slots = (1usize << 40) / PAGE_SIZE;
             let bytes = Table::bytes_for(slots);
-            assert_eq!(bytes, Ok(slots * 16));
-            assert!(bytes.is_ok_and(|b| b > i32::MAX as usize));
+            kunit_expect_eq!(bytes, Ok(slots * 16));
+            kunit_expect!(bytes.is_ok_and(|b| b > i32::MAX as usize));
             // 2^40 slots (16 TiB of table) fail quietly with ENOMEM, without a warning.
             let pool = Arc::new(Pool::new(c_str!("rust_zs_tsize"))?, GFP_KERNEL)?;
-            assert_eq!(Table::new(pool, 1usize << 40).err(), Some(ENOMEM));
+            kunit_expect_eq!(Table::new(pool, 1usize << 40).err(), Some(ENOMEM));
         }
         #[cfg(not(CONFIG_64BIT))]
         {
             // The table of a 1 TiB device would not fit the address space.
-            assert_eq!(Table::bytes_for(1usize << 28).err(), Some(ENOMEM));
+            kunit_expect_eq!(Table::bytes_for(1usize << 28).err(), Some(ENOMEM));
         }
-        assert_eq!(Table::bytes_for(usize::MAX / 2).err(), Some(ENOMEM));
-        assert_eq!(Table::bytes_for(0), Ok(0));
-        assert_eq!(Table::bytes_for(3), Ok(3 * slot));
+        kunit_expect_eq!(Table::bytes_for(usize::MAX / 2).err(), Some(ENOMEM));
+        kunit_expect_eq!(Table::bytes_for(0), Ok(0));
+        kunit_expect_eq!(Table::bytes_for(3), Ok(3 * slot));
         Ok(())
     }
 
@@ -445,9 +445,10 @@ mod cases {
             }
         }
         let s = df.stats();
-        assert!(sync > 0);
-        assert_eq!(s.sync_frees, sync as u64);
-        assert!(s.pages <= s.max_pages);
+        // Expectations: a stopped case would drop the queue with its drain held back, forever.
+        kunit_expect!(sync > 0);
+        kunit_expect_eq!(s.sync_frees, sync as u64);
+        kunit_expect!(s.pages <= s.max_pages);
         df.owner().hold.store(false, Ordering::Release);
         // Dropping the queue drains what is left, before the owner (and its table) goes.
         drop(df);

@@ -62,6 +62,12 @@ impl GenDiskBuilder {
     /// Builds a bio-based disk `name` with the builder's limits, features, number and capacity,
     /// attaches `data` and `attrs`, and adds it to the VFS.
     ///
+    /// The disk never has partitions (`GENHD_FL_NO_PART`, as zram), whether or not it was given
+    /// a number with [`devt`](GenDiskBuilder::devt): the block layer neither scans for a
+    /// partition table nor lets user space add partitions. Its only block device is the whole
+    /// disk, so every sector and swap slot the driver is handed counts from the disk's start
+    /// (see [`Operations::swap_slot_free_notify`]).
+    ///
     /// `attrs` is a `static` table (see [`Attribute`]); a local table does not compile (checked by
     /// `tests/compile_fail/fail_bio_attrs_not_static.rs`). On failure everything allocated so far
     /// is released: the group, the C disk (`put_disk()`), and the disk's reference on `data`.
@@ -76,10 +82,7 @@ impl GenDiskBuilder {
     ) -> Result<GenDisk<T>> {
         // Bound first, so that the table's `'static` storage (constant promotion) is checked.
         let fops: &'static bindings::block_device_operations = &Vtable::<T>::FOPS;
-        // SAFETY: FFI call without preconditions; the result is only compared.
-        if unsafe { bindings::module_of_address(core::ptr::from_ref(fops).cast()) }
-            != T::OWNER.as_ptr()
-        {
+        if !is_owner(fops, T::OWNER.as_ptr()) {
             return Err(EINVAL);
         }
         let group = Group::new(attrs)?;
@@ -105,6 +108,8 @@ impl GenDiskBuilder {
         unsafe {
             (*disk).fops = fops;
             (*disk).private_data = foreign.cast_mut().cast();
+            // No partitions: see above and `Operations::swap_slot_free_notify`.
+            (*disk).flags |= bindings::GENHD_FL_NO_PART as i32;
         }
         // SAFETY: the disk is fully set up; the group lives until `del_gendisk()` has returned
         // (see `Drop`), and the fops and attributes are static.
@@ -130,6 +135,21 @@ impl GenDiskBuilder {
             _group: group,
         })
     }
+}
+
+/// Whether `owner` is the module whose memory holds `fops`, null standing for built-in code: the
+/// check [`GenDiskBuilder::build_bio`] makes of [`Operations::OWNER`].
+///
+/// `owner` is only compared, never dereferenced, so it may be any pointer.
+pub(super) fn is_owner(
+    fops: &'static bindings::block_device_operations,
+    owner: *mut bindings::module,
+) -> bool {
+    // SAFETY: FFI call without preconditions: the helper looks the address up among the loaded
+    // modules' memory (with preemption disabled, as `__module_address()` needs) and never
+    // dereferences it; the result is only compared.
+    let module = unsafe { bindings::module_of_address(core::ptr::from_ref(fops).cast()) };
+    module == owner
 }
 
 impl<T: Operations> GenDisk<T> {
@@ -235,11 +255,18 @@ impl Disk {
         r
     }
 
-    /// Writes back and waits for any I/O cached for the disk.
+    /// Writes back the dirty pages of the disk's block device page cache and waits for their
+    /// writeback (`sync_blockdev()`).
+    ///
+    /// That cache holds what was written through the block device file (`/dev/<disk>`) without
+    /// `O_DIRECT`, and the metadata buffers of a filesystem mounted on the disk, not its file
+    /// data. It is the disk's only one: the disk has no partitions (see
+    /// [`GenDiskBuilder::build_bio`]), so the whole-disk block device is its only block device.
+    /// Other bios in flight are not waited for, and a writeback error is not reported.
     ///
     /// Context: process context; sleeps.
     pub fn sync(&self) {
-        // SAFETY: the disk and its whole-disk block device are valid.
+        // SAFETY: the disk and its whole-disk block device are valid (type invariant).
         unsafe { bindings::sync_blockdev((*self.raw()).part0) };
     }
 }

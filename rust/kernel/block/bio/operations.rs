@@ -34,10 +34,19 @@ pub trait Operations: Sized + Send + Sync + 'static {
     /// Handles `bio`, which must be completed with [`Bio::end`] (dropping it fails it).
     ///
     /// A bio may be completed later, from another thread. It must be completed before the
-    /// [`GenDisk`](super::GenDisk) is dropped, as for C bio-based drivers: removing the disk does
-    /// not wait for bios in flight, and in a loadable module being unloaded the drop waits for
-    /// the disk's release, which a bio held by the driver would delay for ever. (Completing one
-    /// late is not unsafe: the bio keeps its own references.)
+    /// [`GenDisk`](super::GenDisk) is dropped, as for C bio-based drivers: removing the disk
+    /// waits only for the calls of this function in progress, not for the bios they left in
+    /// flight. The block layer enters the disk's queue (takes a reference on its
+    /// `q_usage_counter`, `bio_queue_enter()` in `__submit_bio()`) around each call and leaves
+    /// it when the call returns; `del_gendisk()` marks the disk dead, freezes the queue, so that
+    /// later submissions fail, and waits for that counter to drain. And in a loadable module
+    /// being unloaded the drop waits for the disk's release, which a bio held by the driver would
+    /// delay for ever (its submitter holds the disk until the bio completes).
+    ///
+    /// Completing a bio late is still sound. A bio holds no reference to its block device, its
+    /// disk or its queue: its submitter does, and must keep them until the bio completes
+    /// (normally by holding the block device open: a mounted filesystem, swap, an open file);
+    /// and completing it (`bio_endio()`, the I/O accounting) reaches nothing of the driver's.
     fn submit_bio(&self, bio: Bio);
 
     /// Called when the disk is opened; an error refuses the open.
@@ -45,7 +54,15 @@ pub trait Operations: Sized + Send + Sync + 'static {
         Ok(())
     }
 
-    /// Swap no longer needs the page in slot `slot` (the page index on the disk).
+    /// Swap no longer needs the page in slot `slot`.
+    ///
+    /// `slot` is a page index, in units of `PAGE_SIZE` (not of the logical block size), from the
+    /// start of the block device swap is on, which is always the whole disk: a disk built by
+    /// [`GenDiskBuilder::build_bio`](crate::block::GenDiskBuilder::build_bio) has no partitions
+    /// (`GENHD_FL_NO_PART`; on a partition the index would count from the partition's start).
+    /// So the page is the disk's bytes `slot * PAGE_SIZE` up to `(slot + 1) * PAGE_SIZE`, which
+    /// bios address from sector `slot * (PAGE_SIZE / 512)`. Swap calls this only when it is on
+    /// the block device itself, not on a file.
     ///
     /// Context: called under the swap device's spinlock, so must not sleep (atomic, except on
     /// `CONFIG_PREEMPT_RT`). `guard` is the RCU read-side critical section that the lock makes
@@ -242,9 +259,11 @@ unsafe extern "C" fn free_disk_callback(disk: *mut bindings::gendisk) {
 unsafe extern "C" fn submit_bio_callback<T: Operations>(bio: *mut bindings::bio) {
     // SAFETY: the block layer calls this with a valid bio of our disk.
     let disk = unsafe { (*(*bio).bi_bdev).bd_disk };
-    // SAFETY: the submitter holds the block device open and `submit_bio()` entered the disk's
-    // queue (`bio_queue_enter()`), which keeps the disk, a disk of a `GenDisk<T>` (it uses our
-    // fops), and so its `private_data`, alive for the call.
+    // SAFETY: the submitter holds a reference to the block device, and so to the disk, until
+    // the bio completes (it has it open), so for this call; the disk is a disk of a `GenDisk<T>`
+    // (it uses our fops), whose `private_data` only `free_disk` releases, after the last
+    // reference. (`__submit_bio()` also entered the disk's queue around the call, so that
+    // `del_gendisk()` waits for it.)
     let t = unsafe { state::<T>(disk) };
     // SAFETY: the block layer never passes a null bio.
     let ptr = unsafe { NonNull::new_unchecked(bio) };

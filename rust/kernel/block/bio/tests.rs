@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KUnit tests of a bio-based disk's lifetime and attributes. Built with rzram's tests, this
-//! abstraction's only user.
+//! KUnit tests of a bio-based disk's lifetime, partitions, owner check and attributes. Built with
+//! `CONFIG_RUST_BLOCK_BIO_KUNIT_TEST`.
 
 #[macros::kunit_tests(rust_block_bio)]
 mod cases {
     use crate::{
         alloc::flags::*,
         bindings,
-        block::{bio::*, major::Major, GenDiskBuilder},
+        block::{
+            bio::{gen_disk::is_owner, operations::Vtable, *},
+            major::Major,
+            GenDiskBuilder,
+        },
         c_str,
         error::Result,
         sync::Arc,
@@ -16,7 +20,8 @@ mod cases {
     };
     use core::sync::atomic::{AtomicUsize, Ordering};
 
-    // SAFETY: a null module is what a built-in driver's `THIS_MODULE` holds.
+    // SAFETY: this code is in the kernel crate, which is always built in, and built-in code's
+    // `THIS_MODULE` is null (`include/linux/init.h`): null is the right `THIS_MODULE` here.
     static BUILT_IN: crate::ThisModule =
         unsafe { crate::ThisModule::from_ptr(core::ptr::null_mut()) };
 
@@ -89,7 +94,7 @@ mod cases {
         unsafe { bindings::get_device(dev) };
         drop(disk);
         // Removed, but referenced: the driver state is still there.
-        assert_eq!(DROPS.load(Ordering::Relaxed), before);
+        crate::kunit_expect_eq!(DROPS.load(Ordering::Relaxed), before);
         // SAFETY: puts the reference taken above; the last one releases the disk, which calls
         // `fops->free_disk`.
         unsafe { bindings::put_device(dev) };
@@ -97,37 +102,43 @@ mod cases {
         Ok(())
     }
 
-    /// A disk whose operations claim another module than the one their code is in.
-    struct WrongOwner;
-
-    // SAFETY: a dangling module pointer, never dereferenced: `build_bio` only compares it (and
-    // must refuse it, as these operations are built-in code).
-    static NOT_US: crate::ThisModule =
-        unsafe { crate::ThisModule::from_ptr(core::ptr::NonNull::dangling().as_ptr()) };
-
-    #[macros::vtable]
-    impl Operations for WrongOwner {
-        const OWNER: &'static crate::ThisModule = &NOT_US;
-
-        fn submit_bio(&self, bio: Bio) {
-            bio.end(Ok(()));
+    /// A bio-based disk never has partitions, even without `devt()`: swap's slot in
+    /// `Operations::swap_slot_free_notify` counts from the start of the block device swap is on,
+    /// which must then be the whole disk. Before the fix, a disk with a dynamic number could be
+    /// partitioned and a driver would free the wrong pages.
+    #[test]
+    fn never_partitioned() -> Result {
+        let major = Major::register(c_str!("rust_bio_kunit"))?;
+        let fixed = builder(&major)?.build_bio(
+            format_args!("rust_bio_kunit1"),
+            Arc::new(Null, GFP_KERNEL)?,
+            &ATTRS,
+        )?;
+        let dynamic = GenDiskBuilder::new().capacity_sectors(8).build_bio(
+            format_args!("rust_bio_kunit2"),
+            Arc::new(Null, GFP_KERNEL)?,
+            &ATTRS,
+        )?;
+        for disk in [&fixed, &dynamic] {
+            // SAFETY: the disk is valid while its `GenDisk` lives (type invariant), and nothing
+            // writes its `flags` once it is added, so this read races with no write.
+            let flags = unsafe { (*disk.raw()).flags };
+            assert!((flags & bindings::GENHD_FL_NO_PART as i32) != 0);
         }
+        Ok(())
     }
-
-    static NO_ATTRS: [Attribute<GenDisk<WrongOwner>>; 0] = [];
 
     /// The owner of the operations must be the module their code is in: otherwise an open
     /// disk would pin the wrong module (or none), and a module could go while its disk is used.
+    /// `build_bio` refuses an `Operations::OWNER` that `is_owner` rejects.
     #[test]
-    fn wrong_owner_is_refused() -> Result {
-        let major = Major::register(c_str!("rust_bio_kunit"))?;
-        let r = builder(&major)?.build_bio(
-            format_args!("rust_bio_kunit1"),
-            Arc::new(WrongOwner, GFP_KERNEL)?,
-            &NO_ATTRS,
-        );
-        assert_eq!(r.err(), Some(crate::error::code::EINVAL));
-        Ok(())
+    fn owner_is_the_operations_module() {
+        // The operations of `Null` are built-in code, as all of the kernel crate.
+        assert!(is_owner(&Vtable::<Null>::FOPS, core::ptr::null_mut()));
+        // Any module is the wrong owner of built-in code. A pointer that is not null and points
+        // at no module (only compared, never dereferenced; no `ThisModule` is made of it).
+        let other = core::ptr::NonNull::<bindings::module>::dangling().as_ptr();
+        assert!(!is_owner(&Vtable::<Null>::FOPS, other));
     }
 
     /// Each attribute has a lockdep class of its own.
