@@ -14,7 +14,7 @@ use crate::{
     storage::{Recompress, Storage},
     writeback::Writeback,
 };
-use core::{fmt::Write, sync::atomic::Ordering};
+use core::{fmt::Write, ops::Range, sync::atomic::Ordering};
 use kernel::{
     block::{
         bdev::BdevFile,
@@ -131,16 +131,15 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// `recompress`: recompresses stored pages with the secondary algorithms; see
 /// `Storage::recompress` and `parse::recompress`. `EINVAL` before `disksize`, for a threshold
 /// not below the huge class size and for an algorithm that is not a secondary one; a priority
-/// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs.
+/// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs,
+/// `EINVAL` if a reset came first.
 fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let args = recompress(input)?;
     let m = rz.storage().ok_or(EINVAL)?;
     if args.threshold >= m.table.pool.huge_class_size() as u64 {
         return Err(EINVAL);
     }
-    let Some(_pp) = rz.post_processing() else {
-        return Err(EAGAIN);
-    };
+    let _pp = rz.post_processing(&m)?;
     let r = recompress_with(&m, &args);
     // As for `writeback`.
     drop(m);
@@ -148,25 +147,40 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 }
 
 fn recompress_with(m: &Storage, args: &RecompressArgs<'_>) -> Result {
-    // zram: priority 0 means 1; `priority=` tries that one only; `algo=` the first secondary
-    // of that name from the priority on.
-    let mut prio = args.priority.map_or(1, |p| (p as usize).max(1));
-    let mut prio_max = args.priority.map_or(MAX_PRIO, |_| (prio + 1).min(MAX_PRIO));
-    if let Some(name) = args.algo {
-        let p = (prio..MAX_PRIO)
-            .find(|&p| m.algs[p].is_some_and(|a| a.name().as_bytes() == name))
-            .ok_or(EINVAL)?;
-        prio = p;
-        prio_max = p + 1;
-    }
+    let prios = recompress_prios(args.priority, args.algo, &m.algs)?;
     m.recompress(&Recompress {
         idle: args.idle,
         huge: args.huge,
         threshold: args.threshold as usize,
         max_pages: args.max_pages,
-        prio,
-        prio_max,
+        prio: prios.start,
+        prio_max: prios.end,
     })
+}
+
+/// The priorities `recompress` tries, from its `priority=` and `algo=`, as zram 6.12 takes them:
+/// every secondary one by default, only `N` for `priority=N` (0 means 1), and with `algo=NAME`
+/// the first secondary algorithm of that name from the priority on, `EINVAL` if there is none.
+///
+/// A priority from [`MAX_PRIO`] on tries nothing (an empty range; zram's `u32` `prio + 1` wraps
+/// to 0 for 4294967295, which is empty too), and with `algo=` is `EINVAL`. It is clamped before
+/// `+ 1`, which then cannot overflow, on 32-bit either.
+pub(crate) fn recompress_prios(
+    priority: Option<u32>,
+    algo: Option<&[u8]>,
+    algs: &[Option<Algorithm>; MAX_PRIO],
+) -> Result<Range<usize>> {
+    let prio = priority.map_or(1, |p| {
+        usize::try_from(p.max(1)).map_or(MAX_PRIO, |p| p.min(MAX_PRIO))
+    });
+    let Some(name) = algo else {
+        let prio_max = priority.map_or(MAX_PRIO, |_| (prio + 1).min(MAX_PRIO));
+        return Ok(prio..prio_max);
+    };
+    let p = (prio..MAX_PRIO)
+        .find(|&p| algs[p].is_some_and(|a| a.name().as_bytes() == name))
+        .ok_or(EINVAL)?;
+    Ok(p..p + 1)
 }
 
 /// The algorithm called `name` (without a trailing newline): `E2BIG` for 128 bytes or more,
@@ -197,10 +211,15 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 
 /// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next `disksize`:
 /// `level=`, `deflate.winbits=`, and `algo=` or `priority=` to choose the algorithm (configured
-/// ones: the primary, or a secondary of `recomp_algorithm`). As zram since 6.16: `EINVAL` for an
-/// unknown, repeated, empty or missing key and for an algorithm or priority that is not configured,
-/// `EBUSY` once initialised. `dict=` (a dictionary file) is refused with `EINVAL`, zram's errno for
-/// a dictionary it cannot load: rzram does not load dictionaries yet.
+/// ones: the primary, or a secondary of `recomp_algorithm`). As zram since 6.16: `EINVAL` for a
+/// key without a value or with an empty one, and for an `algo=` that names no configured
+/// algorithm. rzram's own differences, where zram since 6.16 accepts the write: `EINVAL` for an
+/// unknown key (zram ignores it), a repeated key (zram lets the last one win), a write with no key,
+/// a `priority=` whose algorithm is not configured (zram takes any priority in range) and an
+/// `algo=` and a `priority=` that name different algorithms (zram goes by `algo=`); `EBUSY` once
+/// initialised (zram does not check). `dict=` (a dictionary file) is refused with `EINVAL`, zram's
+/// errno for a dictionary it cannot load: rzram does not load dictionaries yet. The
+/// `deflate.winbits=` window is checked by the next `disksize` (9 to 15, or -15 to -9).
 fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let p = algorithm_params(input)?;
     let mut cfg = rz.config.lock();
@@ -383,7 +402,8 @@ fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// `writeback`: writes pages back to the backing device; see `parse::writeback` for the forms
 /// and `Storage::writeback`. As zram: `EINVAL` for bad input and before `disksize`, for a
 /// `page_index` beyond the disk (`ERANGE` for `page_indexes`), `EAGAIN` while another
-/// post-processing runs, `ENODEV` without a backing device, then what the writeback returns.
+/// post-processing runs, `EINVAL` if a reset came first (zram's device, reset under its lock,
+/// is then uninitialised), `ENODEV` without a backing device, then what the writeback returns.
 fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let args = parse::writeback(input)?;
     let m = rz.storage().ok_or(EINVAL)?;
@@ -399,9 +419,7 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     if ranges.is_empty() {
         ranges.push(0..pages, GFP_KERNEL)?;
     }
-    let Some(_pp) = rz.post_processing() else {
-        return Err(EAGAIN);
-    };
+    let _pp = rz.post_processing(&m)?;
     let wb = Writeback {
         idle: args.idle,
         huge: args.huge,

@@ -20,7 +20,7 @@
 use crate::{slots::MAX_PRIO, storage::Storage, writeback::WbLimit};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::{
-    block::{bdev::BdevFile, bio::Disk},
+    block::{bdev::BdevClaim, bio::Disk},
     compress::{Algorithm, Params},
     error::code::*,
     new_mutex,
@@ -29,7 +29,6 @@ use kernel::{
         rcu::{self, RcuArc},
         Arc, Mutex,
     },
-    types::ARef,
 };
 
 /// The algorithm of a new or reset device, as zram's default.
@@ -42,12 +41,12 @@ pub(crate) const DEFAULT_WB_BATCH: u32 = 32;
 /// What the next `disksize` will use: the algorithms by priority (0, the primary one, always
 /// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters; the backing device
 /// and whether pages are written back compressed.
-#[derive(Clone)]
 pub(crate) struct Config {
     pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
     pub(crate) params: [Params; MAX_PRIO],
-    /// The backing device of `backing_dev`, opened exclusively.
-    pub(crate) backing: Option<ARef<BdevFile>>,
+    /// The backing device of `backing_dev`, opened exclusively: the claim goes with the
+    /// configuration (a reset gives the device up before it returns, as zram's does).
+    pub(crate) backing: Option<BdevClaim>,
     /// `writeback_compressed`.
     pub(crate) wb_compressed: bool,
 }
@@ -170,16 +169,27 @@ impl Rzram {
         Ok(())
     }
 
-    /// Starts a post-processing operation (`recompress`, `writeback`): `None` if another is
-    /// under way. The operation runs while the guard lives.
-    pub(crate) fn post_processing(&self) -> Option<PostProcessing<'_>> {
+    /// Starts a post-processing operation (`recompress`, `writeback`) on `storage`, which the
+    /// caller took from [`storage`](Self::storage): `EAGAIN` if another is under way, `EINVAL` if
+    /// a reset has replaced `storage` since. The operation runs while the guard lives.
+    ///
+    /// The check is made with the lock held, which is what a reset waits for after it replaces
+    /// the storage: either the reset came first and this sees it, or the reset waits for the
+    /// guard. So when a reset returns, no post-processing uses the old storage (or its backing
+    /// device), as in zram, whose `writeback_store()` and `recompress_store()` hold `init_lock`.
+    pub(crate) fn post_processing(&self, storage: &Arc<Storage>) -> Result<PostProcessing<'_>> {
         if self.post_processing.swap(true, Ordering::Acquire) {
-            return None;
+            return Err(EAGAIN);
         }
-        Some(PostProcessing {
+        let pp = PostProcessing {
             rz: self,
             _lock: self.pp_lock.lock(),
-        })
+        };
+        let current = self.storage.get(&rcu::read_lock()).map(core::ptr::from_ref);
+        if current != Some(core::ptr::from_ref::<Storage>(storage)) {
+            return Err(EINVAL);
+        }
+        Ok(pp)
     }
 
     /// Ends a reset's claim; a removal's stays.
@@ -195,14 +205,17 @@ impl Rzram {
         let mut cfg = self.config.lock();
         // Returns after a grace period: no swap notify still uses the old storage.
         let storage = self.storage.replace(None);
-        // A `recompress` or `writeback` under way finishes first, as zram's reset waits for it:
-        // then its backing device is closed when this returns.
+        // A `recompress` or `writeback` under way finishes first, as zram's reset waits for it;
+        // one that has yet to start finds the storage gone (`post_processing`).
         drop(self.pp_lock.lock());
         // No I/O holds a reference: the device is claimed, not open, and synced. A sysfs `show`
-        // running now may still hold one (it clones the `Arc` to read the statistics); then the
-        // memory goes when that `show` returns, and its drop flushes the deferred frees and
-        // frees the pool there, in process context.
+        // running now may still hold one (it clones the `Arc` to read the statistics), and so
+        // may a `writeback` or `recompress` that `post_processing` is refusing; then the memory
+        // goes when that call returns, and its drop flushes the deferred frees and frees the
+        // pool there, in process context.
         drop(storage);
+        // Gives the backing device up before this returns, whatever still holds a reference to
+        // its file (the `BdevClaim`): a `backing_dev` right after may claim it again.
         *cfg = Config::default();
         self.limit_pages.store(0, Ordering::Relaxed);
         disk.set_capacity(0);

@@ -76,9 +76,9 @@ pub(crate) fn kstrtou16(input: &[u8]) -> Result<u16> {
     u16::try_from(kstrtoull(input)?).map_err(|_| ERANGE)
 }
 
-/// `kstrtoul(s, 10)` on 64-bit.
-pub(crate) fn kstrtoul(input: &[u8]) -> Result<u64> {
-    kstrtoull(input)
+/// `kstrtoul(s, 10)`: as [`kstrtoull`], and `ERANGE` beyond `unsigned long` (32 bits on 32-bit).
+pub(crate) fn kstrtoul(input: &[u8]) -> Result<usize> {
+    usize::try_from(kstrtoull(input)?).map_err(|_| ERANGE)
 }
 
 /// `kstrtoint(s, 10)`: as [`kstrtoull`] with an optional leading `-`.
@@ -243,9 +243,13 @@ pub(crate) struct AlgorithmParams<'a> {
     pub(crate) deflate_winbits: Option<i32>,
 }
 
-/// Parses `algorithm_params` as zram does since 6.16: keys `algo`, `priority`, `level`, `dict`
-/// (an absolute path) and `deflate.winbits`, each at most once and with a value; at least one.
-/// `EINVAL` otherwise; the numbers' own errors (`kstrtoint`) as they are.
+/// Parses `algorithm_params`: the keys of zram since 6.16, `algo`, `priority`, `level`, `dict`
+/// and `deflate.winbits`, each with a value (`EINVAL` for a missing or empty one, as zram); the
+/// numbers' own errors (`kstrtoint`) as they are. rzram's own differences, also `EINVAL`: an
+/// unknown key (zram ignores it), a repeated one (zram lets the last win), a `dict` path that is
+/// not absolute, and a write with no key (zram takes it). `deflate.winbits` is not range-checked
+/// here: `kernel::compress` takes 9 to 15 or -15 to -9 (the same raw window) when the device is
+/// initialised, and refuses any other there.
 pub(crate) fn algorithm_params(input: &[u8]) -> Result<AlgorithmParams<'_>> {
     let mut p = AlgorithmParams::default();
     let mut seen = 0u32;
@@ -406,17 +410,18 @@ pub(crate) fn algorithm_name(input: &[u8]) -> Result<&[u8]> {
 #[kunit_tests(rzram_parse)]
 mod tests {
     use super::*;
+    use kernel::{kunit_expect, kunit_expect_eq};
 
     #[test]
     fn kstrtobool_forms() {
         for t in [&b"1"[..], b"y", b"Y\n", b"yes", b"t", b"true", b"on", b"ON"] {
-            assert_eq!(kstrtobool(t), Ok(true));
+            kunit_expect_eq!(kstrtobool(t), Ok(true));
         }
         for f in [&b"0"[..], b"n", b"no", b"f", b"false", b"off", b"Off\n"] {
-            assert_eq!(kstrtobool(f), Ok(false));
+            kunit_expect_eq!(kstrtobool(f), Ok(false));
         }
         for bad in [&b""[..], b"\n", b"2", b"o", b"ok", b"x", b" 1"] {
-            assert_eq!(kstrtobool(bad), Err(EINVAL));
+            kunit_expect_eq!(kstrtobool(bad), Err(EINVAL));
         }
     }
 
@@ -424,14 +429,14 @@ mod tests {
     fn writeback_args() -> Result {
         let mode = |i: &[u8]| writeback(i).map(|a| (a.idle, a.huge, a.incompressible));
         for form in [&b"idle"[..], b"idle\n", b"type=idle", b" type=idle \n"] {
-            assert_eq!(mode(form), Ok((true, false, false)));
+            kunit_expect_eq!(mode(form), Ok((true, false, false)));
         }
-        assert_eq!(mode(b"huge"), Ok((false, true, false)));
-        assert_eq!(mode(b"type=huge_idle"), Ok((true, true, false)));
-        assert_eq!(mode(b"incompressible"), Ok((false, false, true)));
+        kunit_expect_eq!(mode(b"huge"), Ok((false, true, false)));
+        kunit_expect_eq!(mode(b"type=huge_idle"), Ok((true, true, false)));
+        kunit_expect_eq!(mode(b"incompressible"), Ok((false, false, true)));
         // The first mode ends the arguments; other keys are ignored.
-        assert_eq!(mode(b"huge idle"), Ok((false, true, false)));
-        assert_eq!(mode(b"foo=bar type=idle"), Ok((true, false, false)));
+        kunit_expect_eq!(mode(b"huge idle"), Ok((false, true, false)));
+        kunit_expect_eq!(mode(b"foo=bar type=idle"), Ok((true, false, false)));
         for bad in [
             &b""[..],
             b"\n",
@@ -441,92 +446,102 @@ mod tests {
             b"IDLE",
             b"foo=bar",
         ] {
-            assert_eq!(writeback(bad).err(), Some(EINVAL));
+            kunit_expect_eq!(writeback(bad).err(), Some(EINVAL));
         }
         let a = writeback(b"page_index=5 page_index=7 page_indexes=10-12")?;
-        assert!(!a.idle && !a.huge && !a.incompressible);
+        kunit_expect!(!a.idle && !a.huge && !a.incompressible);
+        // The indexes below rely on it.
         assert_eq!(a.ranges.len(), 3);
         for (&(lo, hi, _), want) in a.ranges.iter().zip([(5, 6), (7, 8), (10, 13)]) {
-            assert_eq!((lo, hi), want);
+            kunit_expect_eq!((lo, hi), want);
         }
-        assert_eq!(a.ranges[0].2, EINVAL);
-        assert_eq!(a.ranges[2].2, ERANGE);
+        kunit_expect_eq!(a.ranges[0].2, EINVAL);
+        kunit_expect_eq!(a.ranges[2].2, ERANGE);
         // Pages filtered by a mode.
         let a = writeback(b"page_indexes=0-3 type=idle")?;
-        assert!(a.idle && a.ranges.len() == 1);
-        assert_eq!(writeback(b"page_indexes=4-3").err(), Some(ERANGE));
+        kunit_expect!(a.idle && a.ranges.len() == 1);
+        kunit_expect_eq!(writeback(b"page_indexes=4-3").err(), Some(ERANGE));
         for bad in [
             &b"page_index=x"[..],
             b"page_index=-1",
             b"page_indexes=4",
             b"page_indexes=a-3",
         ] {
-            assert_eq!(writeback(bad).err(), Some(EINVAL));
+            kunit_expect_eq!(writeback(bad).err(), Some(EINVAL));
         }
         // Overflow: EINVAL for page_index (as 6.12), ERANGE for page_indexes (as 6.16).
         let huge = b"page_index=99999999999999999999";
-        assert_eq!(writeback(huge).err(), Some(EINVAL));
+        kunit_expect_eq!(writeback(huge).err(), Some(EINVAL));
         let huge = b"page_indexes=0-99999999999999999999";
-        assert_eq!(writeback(huge).err(), Some(ERANGE));
+        kunit_expect_eq!(writeback(huge).err(), Some(ERANGE));
         Ok(())
     }
 
     #[test]
     fn kstrto() {
-        assert_eq!(kstrtoull(b"0"), Ok(0));
-        assert_eq!(kstrtoull(b"+12\n"), Ok(12));
-        assert_eq!(kstrtoull(b"18446744073709551615"), Ok(u64::MAX));
-        assert_eq!(kstrtoull(b"18446744073709551616"), Err(ERANGE));
+        kunit_expect_eq!(kstrtoull(b"0"), Ok(0));
+        kunit_expect_eq!(kstrtoull(b"+12\n"), Ok(12));
+        kunit_expect_eq!(kstrtoull(b"18446744073709551615"), Ok(u64::MAX));
+        kunit_expect_eq!(kstrtoull(b"18446744073709551616"), Err(ERANGE));
         // The overflow is reported before the junk after it, as by C (reset, hot_remove).
-        assert_eq!(kstrtoull(b"18446744073709551616x"), Err(ERANGE));
-        assert_eq!(kstrtou16(b"99999999999999999999 1"), Err(ERANGE));
-        assert_eq!(kstrtoint(b"-99999999999999999999junk"), Err(ERANGE));
-        assert_eq!(kstrtoull(b""), Err(EINVAL));
-        assert_eq!(kstrtoull(b"\n"), Err(EINVAL));
-        assert_eq!(kstrtoull(b"1 "), Err(EINVAL));
-        assert_eq!(kstrtoull(b"1\n\n"), Err(EINVAL));
-        assert_eq!(kstrtoull(b"0x10"), Err(EINVAL));
-        assert_eq!(kstrtoull(b"-1"), Err(EINVAL));
-        assert_eq!(kstrtoull(b"7\0junk"), Ok(7));
-        assert_eq!(kstrtou16(b"65535"), Ok(65535));
-        assert_eq!(kstrtou16(b"65536"), Err(ERANGE));
-        assert_eq!(kstrtou16(b"1\n"), Ok(1));
-        assert_eq!(kstrtoint(b"-5\n"), Ok(-5));
-        assert_eq!(kstrtoint(b"2147483647"), Ok(i32::MAX));
-        assert_eq!(kstrtoint(b"2147483648"), Err(ERANGE));
-        assert_eq!(kstrtoint(b"-2147483648"), Ok(i32::MIN));
-        assert_eq!(kstrtoint(b"--1"), Err(EINVAL));
-        assert_eq!(kstrtoint(b"-+1"), Err(EINVAL));
-        assert_eq!(kstrtoint(b"abc"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"18446744073709551616x"), Err(ERANGE));
+        kunit_expect_eq!(kstrtou16(b"99999999999999999999 1"), Err(ERANGE));
+        kunit_expect_eq!(kstrtoint(b"-99999999999999999999junk"), Err(ERANGE));
+        kunit_expect_eq!(kstrtoull(b""), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"\n"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"1 "), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"1\n\n"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"0x10"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"-1"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull(b"7\0junk"), Ok(7));
+        kunit_expect_eq!(kstrtou16(b"65535"), Ok(65535));
+        kunit_expect_eq!(kstrtou16(b"65536"), Err(ERANGE));
+        kunit_expect_eq!(kstrtou16(b"1\n"), Ok(1));
+        kunit_expect_eq!(kstrtoint(b"-5\n"), Ok(-5));
+        kunit_expect_eq!(kstrtoint(b"2147483647"), Ok(i32::MAX));
+        kunit_expect_eq!(kstrtoint(b"2147483648"), Err(ERANGE));
+        kunit_expect_eq!(kstrtoint(b"-2147483648"), Ok(i32::MIN));
+        kunit_expect_eq!(kstrtoint(b"--1"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoint(b"-+1"), Err(EINVAL));
+        kunit_expect_eq!(kstrtoint(b"abc"), Err(EINVAL));
+        // `unsigned long`: 32 bits on 32-bit, where C's kstrtoul() says ERANGE beyond them.
+        kunit_expect_eq!(kstrtoul(b"4294967295\n"), Ok(u32::MAX as usize));
+        let big = kstrtoul(b"4294967296").map(|v| v as u64);
+        if usize::BITS == 32 {
+            kunit_expect_eq!(big, Err(ERANGE));
+        } else {
+            kunit_expect_eq!(big, Ok(1 << 32));
+        }
+        kunit_expect_eq!(kstrtoul(b"18446744073709551616"), Err(ERANGE));
     }
 
     #[test]
     fn kstrtoull_bases() {
-        assert_eq!(kstrtoull_base(b"0x1f\n", 0), Ok(31));
-        assert_eq!(kstrtoull_base(b"0X1F", 0), Ok(31));
-        assert_eq!(kstrtoull_base(b"010", 0), Ok(8));
-        assert_eq!(kstrtoull_base(b"0", 0), Ok(0));
-        assert_eq!(kstrtoull_base(b"+90", 0), Ok(90));
-        assert_eq!(kstrtoull_base(b"09", 0), Err(EINVAL));
-        assert_eq!(kstrtoull_base(b"0x", 0), Err(EINVAL));
-        assert_eq!(kstrtoull_base(b"0xg", 0), Err(EINVAL));
-        assert_eq!(kstrtoull_base(b"ff", 16), Ok(255));
-        assert_eq!(kstrtoull_base(b"0xff", 16), Ok(255));
-        assert_eq!(kstrtoull_base(b"0x10000000000000000", 0), Err(ERANGE));
-        assert_eq!(kstrtoull_base(b"-1", 0), Err(EINVAL));
-        assert_eq!(kstrtoull_base(b"all", 0), Err(EINVAL));
-        assert!(sysfs_streq(b"all", b"all"));
-        assert!(sysfs_streq(b"all\n", b"all"));
-        assert!(sysfs_streq(b"all\0x", b"all"));
-        assert!(!sysfs_streq(b"all\n\n", b"all"));
-        assert!(!sysfs_streq(b"al", b"all"));
-        assert!(!sysfs_streq(b" all", b"all"));
+        kunit_expect_eq!(kstrtoull_base(b"0x1f\n", 0), Ok(31));
+        kunit_expect_eq!(kstrtoull_base(b"0X1F", 0), Ok(31));
+        kunit_expect_eq!(kstrtoull_base(b"010", 0), Ok(8));
+        kunit_expect_eq!(kstrtoull_base(b"0", 0), Ok(0));
+        kunit_expect_eq!(kstrtoull_base(b"+90", 0), Ok(90));
+        kunit_expect_eq!(kstrtoull_base(b"09", 0), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull_base(b"0x", 0), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull_base(b"0xg", 0), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull_base(b"ff", 16), Ok(255));
+        kunit_expect_eq!(kstrtoull_base(b"0xff", 16), Ok(255));
+        kunit_expect_eq!(kstrtoull_base(b"0x10000000000000000", 0), Err(ERANGE));
+        kunit_expect_eq!(kstrtoull_base(b"-1", 0), Err(EINVAL));
+        kunit_expect_eq!(kstrtoull_base(b"all", 0), Err(EINVAL));
+        kunit_expect!(sysfs_streq(b"all", b"all"));
+        kunit_expect!(sysfs_streq(b"all\n", b"all"));
+        kunit_expect!(sysfs_streq(b"all\0x", b"all"));
+        kunit_expect!(!sysfs_streq(b"all\n\n", b"all"));
+        kunit_expect!(!sysfs_streq(b"al", b"all"));
+        kunit_expect!(!sysfs_streq(b" all", b"all"));
     }
 
     #[test]
     fn algorithm_params_syntax() {
         let p = algorithm_params(b"algo=zstd level=8\n");
-        assert_eq!(
+        kunit_expect_eq!(
             p,
             Ok(AlgorithmParams {
                 algo: Some(b"zstd"),
@@ -535,7 +550,7 @@ mod tests {
             })
         );
         let p = algorithm_params(b"  priority=0   deflate.winbits=12 dict=\"/etc/a b\"");
-        assert_eq!(
+        kunit_expect_eq!(
             p,
             Ok(AlgorithmParams {
                 priority: Some(0),
@@ -544,7 +559,7 @@ mod tests {
                 ..Default::default()
             })
         );
-        assert_eq!(algorithm_params(b"level=-3").map(|p| p.level), Ok(Some(-3)));
+        kunit_expect_eq!(algorithm_params(b"level=-3").map(|p| p.level), Ok(Some(-3)));
         for bad in [
             &b""[..],
             b"\n",
@@ -556,26 +571,26 @@ mod tests {
             b"dict=relative/path",
             b"algo=",
         ] {
-            assert_eq!(algorithm_params(bad).err(), Some(EINVAL));
+            kunit_expect_eq!(algorithm_params(bad).err(), Some(EINVAL));
         }
-        assert_eq!(algorithm_params(b"level=99999999999").err(), Some(ERANGE));
+        kunit_expect_eq!(algorithm_params(b"level=99999999999").err(), Some(ERANGE));
     }
 
     #[test]
     fn recompression_syntax() {
-        assert_eq!(recomp_algorithm(b"algo=zstd"), Ok((&b"zstd"[..], 1)));
-        assert_eq!(
+        kunit_expect_eq!(recomp_algorithm(b"algo=zstd"), Ok((&b"zstd"[..], 1)));
+        kunit_expect_eq!(
             recomp_algorithm(b"algo=lz4hc priority=3\n"),
             Ok((&b"lz4hc"[..], 3))
         );
-        assert_eq!(recomp_algorithm(b"priority=2").err(), Some(EINVAL));
-        assert_eq!(recomp_algorithm(b"algo=").err(), Some(EINVAL));
-        assert_eq!(
+        kunit_expect_eq!(recomp_algorithm(b"priority=2").err(), Some(EINVAL));
+        kunit_expect_eq!(recomp_algorithm(b"algo=").err(), Some(EINVAL));
+        kunit_expect_eq!(
             recomp_algorithm(b"algo=zstd priority=x").err(),
             Some(EINVAL)
         );
         let r = recompress(b"type=huge_idle threshold=1000 max_pages=7 algo=zstd priority=2");
-        assert_eq!(
+        kunit_expect_eq!(
             r,
             Ok(RecompressArgs {
                 idle: true,
@@ -587,40 +602,40 @@ mod tests {
             })
         );
         let r = recompress(b"type=idle");
-        assert!(r.is_ok_and(|r| r.idle && !r.huge && r.max_pages == u64::MAX));
-        assert_eq!(recompress(b"type=colder").err(), Some(EINVAL));
-        assert_eq!(recompress(b"type").err(), Some(EINVAL));
-        assert_eq!(recompress(b"threshold=-1").err(), Some(EINVAL));
-        assert_eq!(recompress(b"threshold=4294967296").err(), Some(ERANGE));
-        assert_eq!(recompress(b"max_pages=x").err(), Some(EINVAL));
+        kunit_expect!(r.is_ok_and(|r| r.idle && !r.huge && r.max_pages == u64::MAX));
+        kunit_expect_eq!(recompress(b"type=colder").err(), Some(EINVAL));
+        kunit_expect_eq!(recompress(b"type").err(), Some(EINVAL));
+        kunit_expect_eq!(recompress(b"threshold=-1").err(), Some(EINVAL));
+        kunit_expect_eq!(recompress(b"threshold=4294967296").err(), Some(ERANGE));
+        kunit_expect_eq!(recompress(b"max_pages=x").err(), Some(EINVAL));
         // An `=` first in an argument is no separator to next_arg(): "=1" has no value.
-        assert_eq!(recompress(b"=1").err(), Some(EINVAL));
-        assert!(recompress(b"colour=1").is_ok());
-        assert_eq!(
+        kunit_expect_eq!(recompress(b"=1").err(), Some(EINVAL));
+        kunit_expect!(recompress(b"colour=1").is_ok());
+        kunit_expect_eq!(
             next_args(b"=a=b").next(),
             Some((&b"=a"[..], Some(&b"b"[..])))
         );
         // Quotes as next_arg() takes them: an opening quote goes from the key too, and a closing
         // one only goes with an opening one (of the argument or of the value).
         let mut it = next_args(b"\"algo=zstd\" type=\"a b\" k=v");
-        assert_eq!(it.next(), Some((&b"algo"[..], Some(&b"zstd"[..]))));
-        assert_eq!(it.next(), Some((&b"type"[..], Some(&b"a b"[..]))));
-        assert_eq!(it.next(), Some((&b"k"[..], Some(&b"v"[..]))));
-        assert_eq!(it.next(), None);
-        assert_eq!(next_args(b"idle\"").next(), Some((&b"idle\""[..], None)));
-        assert_eq!(
+        kunit_expect_eq!(it.next(), Some((&b"algo"[..], Some(&b"zstd"[..]))));
+        kunit_expect_eq!(it.next(), Some((&b"type"[..], Some(&b"a b"[..]))));
+        kunit_expect_eq!(it.next(), Some((&b"k"[..], Some(&b"v"[..]))));
+        kunit_expect_eq!(it.next(), None);
+        kunit_expect_eq!(next_args(b"idle\"").next(), Some((&b"idle\""[..], None)));
+        kunit_expect_eq!(
             next_args(b"algo=lz4\"").next(),
             Some((&b"algo"[..], Some(&b"lz4\""[..])))
         );
-        assert_eq!(next_args(b"\"idle\"").next(), Some((&b"idle"[..], None)));
-        assert_eq!(next_args(b"a=\"").next(), Some((&b"a"[..], Some(&b""[..]))));
-        assert_eq!(next_args(b"\"").next(), Some((&b""[..], None)));
-        assert_eq!(
+        kunit_expect_eq!(next_args(b"\"idle\"").next(), Some((&b"idle"[..], None)));
+        kunit_expect_eq!(next_args(b"a=\"").next(), Some((&b"a"[..], Some(&b""[..]))));
+        kunit_expect_eq!(next_args(b"\"").next(), Some((&b""[..], None)));
+        kunit_expect_eq!(
             next_args(b"\"=a=\"b\"\"").next(),
             Some((&b"=a"[..], Some(&b"b\""[..])))
         );
         // The kernel's isspace() takes vertical tab and Latin-1's no-break space.
-        assert_eq!(
+        kunit_expect_eq!(
             next_args(b"\xa0k=v\x0b").next(),
             Some((&b"k"[..], Some(&b"v"[..])))
         );
@@ -628,31 +643,71 @@ mod tests {
 
     #[test]
     fn memparse_suffixes() {
-        assert_eq!(memparse(b"4096"), (4096, true));
-        assert_eq!(memparse(b"1K"), (1024, true));
-        assert_eq!(memparse(b"256M\n"), (256 << 20, true));
-        assert_eq!(memparse(b"1g"), (1 << 30, true));
-        assert_eq!(memparse(b"2T"), (2 << 40, true));
-        assert_eq!(memparse(b"0x1000"), (4096, true));
-        assert_eq!(memparse(b"010"), (8, true));
-        assert_eq!(memparse(b"0"), (0, true));
-        assert_eq!(memparse(b""), (0, false));
-        assert_eq!(memparse(b"abc"), (0, false));
-        assert_eq!(memparse(b"-1"), (0, false));
-        assert_eq!(memparse(b"12Q"), (12, true));
+        kunit_expect_eq!(memparse(b"4096"), (4096, true));
+        kunit_expect_eq!(memparse(b"1K"), (1024, true));
+        kunit_expect_eq!(memparse(b"256M\n"), (256 << 20, true));
+        kunit_expect_eq!(memparse(b"1g"), (1 << 30, true));
+        kunit_expect_eq!(memparse(b"2T"), (2 << 40, true));
+        kunit_expect_eq!(memparse(b"0x1000"), (4096, true));
+        kunit_expect_eq!(memparse(b"010"), (8, true));
+        kunit_expect_eq!(memparse(b"0"), (0, true));
+        kunit_expect_eq!(memparse(b""), (0, false));
+        kunit_expect_eq!(memparse(b"abc"), (0, false));
+        kunit_expect_eq!(memparse(b"-1"), (0, false));
+        kunit_expect_eq!(memparse(b"12Q"), (12, true));
         // A suffix alone is consumed, as by C: zram's mem_limit takes these as 0.
-        assert_eq!(memparse(b"K"), (0, true));
-        assert_eq!(memparse(b"true"), (0, true));
-        assert_eq!(memparse(b"e"), (0, true));
-        assert_eq!(memparse(b"x"), (0, false));
+        kunit_expect_eq!(memparse(b"K"), (0, true));
+        kunit_expect_eq!(memparse(b"true"), (0, true));
+        kunit_expect_eq!(memparse(b"e"), (0, true));
+        kunit_expect_eq!(memparse(b"x"), (0, false));
+    }
+
+    /// The largest numbers each parser takes, and the next: the value, an error, or (memparse) a
+    /// value wrapped as by C, never an overflow.
+    #[test]
+    fn extreme_numbers() -> Result {
+        let a = writeback(b"page_index=18446744073709551615")?;
+        // The index below relies on it.
+        assert_eq!(a.ranges.len(), 1);
+        kunit_expect_eq!((a.ranges[0].0, a.ranges[0].1), (u64::MAX, u64::MAX));
+        let a = writeback(b"page_indexes=18446744073709551615-18446744073709551615")?;
+        assert_eq!(a.ranges.len(), 1);
+        kunit_expect_eq!((a.ranges[0].0, a.ranges[0].1), (u64::MAX, u64::MAX));
+        let r = recompress(b"priority=4294967295 threshold=4294967295")?;
+        kunit_expect_eq!(
+            (r.priority, r.threshold),
+            (Some(u32::MAX), u64::from(u32::MAX))
+        );
+        let r = recompress(b"max_pages=18446744073709551615")?;
+        kunit_expect_eq!(r.max_pages, u64::MAX);
+        kunit_expect_eq!(recompress(b"priority=4294967296").err(), Some(ERANGE));
+        kunit_expect_eq!(recompress(b"priority=-1").err(), Some(EINVAL));
+        kunit_expect_eq!(
+            recomp_algorithm(b"algo=zstd priority=-2147483648"),
+            Ok((&b"zstd"[..], i32::MIN))
+        );
+        let p = algorithm_params(b"priority=2147483647 level=-2147483648");
+        kunit_expect_eq!(
+            p.map(|p| (p.priority, p.level)),
+            Ok((Some(i32::MAX), Some(i32::MIN)))
+        );
+        let p = algorithm_params(b"deflate.winbits=-2147483649");
+        kunit_expect_eq!(p.err(), Some(ERANGE));
+        kunit_expect_eq!(memparse(b"18446744073709551615"), (u64::MAX, true));
+        kunit_expect_eq!(memparse(b"18446744073709551616"), (0, true));
+        kunit_expect_eq!(memparse(b"16E"), (0, true));
+        kunit_expect_eq!(memparse(b"0xffffffffffffffffK"), (u64::MAX << 10, true));
+        kunit_expect_eq!(kstrtoull_base(b"01777777777777777777777", 0), Ok(u64::MAX));
+        kunit_expect_eq!(kstrtoull_base(b"02000000000000000000000", 0), Err(ERANGE));
+        Ok(())
     }
 
     #[test]
     fn algorithm_names() {
-        assert_eq!(algorithm_name(b"lz4\n"), Ok(&b"lz4"[..]));
-        assert_eq!(algorithm_name(b"zstd"), Ok(&b"zstd"[..]));
-        assert_eq!(algorithm_name(b"lz4\n\n"), Ok(&b"lz4\n"[..]));
-        assert!(algorithm_name(&[b'a'; 128]).is_err());
-        assert_eq!(algorithm_name(&[b'a'; 127]).map(|s| s.len()), Ok(127));
+        kunit_expect_eq!(algorithm_name(b"lz4\n"), Ok(&b"lz4"[..]));
+        kunit_expect_eq!(algorithm_name(b"zstd"), Ok(&b"zstd"[..]));
+        kunit_expect_eq!(algorithm_name(b"lz4\n\n"), Ok(&b"lz4\n"[..]));
+        kunit_expect!(algorithm_name(&[b'a'; 128]).is_err());
+        kunit_expect_eq!(algorithm_name(&[b'a'; 127]).map(|s| s.len()), Ok(127));
     }
 }

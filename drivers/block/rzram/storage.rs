@@ -17,7 +17,7 @@ use crate::{
 };
 use core::ops::Range;
 use kernel::{
-    block::bdev::BdevFile,
+    block::bdev::{BdevClaim, BdevFile},
     compress::{Algorithm, Stream},
     error::code::*,
     page::PAGE_SIZE,
@@ -95,6 +95,14 @@ pub(crate) fn fill(dst: &mut [u8], w: usize) {
     for c in dst.chunks_mut(bytes.len()) {
         c.copy_from_slice(&bytes[..c.len()]);
     }
+}
+
+/// The blocks of a backing device of `nr_pages` pages that writeback may use: all of them, but
+/// no more than a slot's word can index, since a written-back page's slot holds its block's
+/// index. Only a 32-bit kernel with a backing device of 16 TiB (of 4 KiB pages) or more leaves
+/// blocks unused (C zram truncates the page count to `unsigned long` there).
+pub(crate) fn backing_blocks(nr_pages: u64) -> u64 {
+    nr_pages.min(u64::try_from(usize::MAX).unwrap_or(u64::MAX))
 }
 
 /// The size range of a bucket of recompression candidates.
@@ -198,7 +206,7 @@ impl Storage {
             return Err(ENOMEM);
         }
         let pool = Arc::new(Pool::new(name)?, GFP_KERNEL)?;
-        let backing_pages = cfg.backing.as_ref().map_or(0, |f| f.nr_pages());
+        let backing_pages = backing_blocks(cfg.backing.as_ref().map_or(0, |f| f.nr_pages()));
         // Allocated with vmalloc(), quietly: its size comes from user space.
         let table = Arc::new(Table::new(pool.clone(), pages, backing_pages)?, GFP_KERNEL)?;
         let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
@@ -222,7 +230,7 @@ impl Storage {
                 streams,
                 algs: cfg.algs,
                 disksize,
-                backing: cfg.backing.clone(),
+                backing: cfg.backing.as_ref().map(BdevClaim::file),
                 wb_compressed: cfg.wb_compressed,
             },
             GFP_KERNEL,
@@ -656,7 +664,7 @@ impl Storage {
 #[kunit_tests(rzram_storage)]
 mod tests {
     use super::*;
-    use kernel::{c_str, compress::Params};
+    use kernel::{c_str, compress::Params, kunit_expect, kunit_expect_eq};
 
     fn page(mut f: impl FnMut(usize) -> u8) -> Result<KVec<u8>> {
         let mut v = KVec::with_capacity(PAGE_SIZE, GFP_KERNEL)?;
@@ -679,22 +687,35 @@ mod tests {
         })
     }
 
+    /// A written-back page's slot holds its block's index in a word: every block writeback may
+    /// use fits in one, on 32-bit too with a backing device of 16 TiB or more.
+    #[test]
+    fn backing_block_indices() {
+        kunit_expect_eq!(backing_blocks(0), 0);
+        kunit_expect_eq!(backing_blocks(70), 70);
+        for pages in [1 << 32, (1 << 32) + 1, u64::MAX] {
+            let n = backing_blocks(pages);
+            kunit_expect!(n != 0 && usize::try_from(n - 1).is_ok());
+            kunit_expect_eq!(n == pages, usize::BITS == 64);
+        }
+    }
+
     #[test]
     fn same_fill_detection() -> Result {
-        assert_eq!(same_filled(&page(|_| 0)?), Some(0));
+        kunit_expect_eq!(same_filled(&page(|_| 0)?), Some(0));
         let w = usize::from_ne_bytes([0xab; core::mem::size_of::<usize>()]);
-        assert_eq!(same_filled(&page(|_| 0xab)?), Some(w));
+        kunit_expect_eq!(same_filled(&page(|_| 0xab)?), Some(w));
         // A repeated word that is not a repeated byte.
         let p = page(|i| (i % core::mem::size_of::<usize>()) as u8)?;
-        assert!(same_filled(&p).is_some());
+        kunit_expect!(same_filled(&p).is_some());
         // One byte off anywhere, the first word or the last.
         for at in [0, 1, PAGE_SIZE / 2, PAGE_SIZE - 1] {
             let p = page(|i| u8::from(i == at))?;
-            assert_eq!(same_filled(&p), None);
+            kunit_expect_eq!(same_filled(&p), None);
         }
         let mut out = page(|_| 1)?;
         fill(&mut out, w);
-        assert!(out.iter().all(|&b| b == 0xab));
+        kunit_expect!(out.iter().all(|&b| b == 0xab));
         Ok(())
     }
 

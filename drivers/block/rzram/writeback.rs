@@ -24,10 +24,12 @@
 //! - the queue of writes is local to one `writeback`, and each of its bios holds the queue's
 //!   shared state and the backing device until it completes, so a completion never touches
 //!   memory that is gone, whatever the submitter does;
-//! - the writeback works on the storage it started with (a reference it holds): a reset and a
-//!   new `disksize` meanwhile give the device new storage, with its own slots and blocks, and
-//!   the old one goes when the writeback returns; scan bounds and block indices never cross
-//!   from one to the other.
+//! - the writeback works on the storage it started with (a reference it holds), and only while
+//!   that storage is the device's: it starts under the post-processing lock a reset waits for,
+//!   after checking that no reset has replaced the storage (`Rzram::post_processing`), so a
+//!   reset returns only when no writeback uses the old storage or its backing device; scan
+//!   bounds and block indices come from that storage's own table, never from a size read
+//!   elsewhere.
 //!
 //! A read of a written-back page takes the block under the slot lock and reads it without; it
 //! checks afterwards, under the lock, that the slot still holds that block, and starts again if
@@ -270,11 +272,16 @@ impl Storage {
         } else {
             (PAGE_SIZE, 0)
         };
-        // The block index fits in a word: the backing device's size in pages does.
-        let old = match g.replace(Contents::Word(block as usize)) {
+        // The block index fits in a word: the blocks in use do (`storage::backing_blocks`).
+        let old = match usize::try_from(block)
+            .map_err(|_| EIO)
+            .and_then(|w| g.replace(Contents::Word(w)))
+        {
             Ok(old) => old,
             Err(e) => {
-                // Not reached: a word is always accepted.
+                // Not reached: a word is always accepted, and the block fits in one. The page
+                // stays in memory.
+                st.without_wb().set(&mut g);
                 drop(g);
                 t.release_block(block);
                 *ret = Err(e);
@@ -307,7 +314,7 @@ impl Storage {
         let st = {
             let g = t.slots.lock(index).ok_or(EIO)?;
             let st = State::of(&g);
-            if !st.is_wb() || g.word() != Some(block as usize) {
+            if !st.is_wb() || g.word().and_then(|w| u64::try_from(w).ok()) != Some(block) {
                 return Ok(false);
             }
             st

@@ -6,7 +6,10 @@
 //! A stacking driver (zram's backing device is the model) opens another block device by path
 //! with [`BdevFile::open`], as `filp_open()` with `O_RDWR | O_EXCL` does, reads pages from it with
 //! [`BdevFile::read_page`] and writes pages to it through a [`WriteQueue`], which keeps many
-//! writes in flight and hands back each completion with the caller's tag.
+//! writes in flight and hands back each completion with the caller's tag. The open returns a
+//! [`BdevClaim`], the device's exclusive claim, which the driver keeps while the device is
+//! configured and drops to give the device up at once (zram's `reset` closes its backing device
+//! before it returns); the references it hands out for I/O keep the file open, not the claim.
 //!
 //! No page of this module is ever reached through a Rust reference: a page a bio is using may be
 //! written by the device at any time, so data moves in and out only by copies, and only while no
@@ -34,6 +37,7 @@ use crate::{
 };
 use core::{
     ffi::c_int,
+    mem::ManuallyDrop,
     ptr::{self, NonNull},
     sync::atomic::{AtomicI32, Ordering},
 };
@@ -41,12 +45,13 @@ use core::{
 /// Sectors (512 bytes) per page.
 const SECTORS_PER_PAGE: u64 = (PAGE_SIZE / 512) as u64;
 
-/// A block device opened for reading and writing, exclusively, by path.
+/// A block device opened for reading and writing by path, exclusively while its [`BdevClaim`]
+/// lives.
 ///
-/// Always reached through an [`ARef`]: each reference holds the file, and the device is closed
-/// (and its exclusive claim released) when the last one goes, which may be in interrupt context
-/// (the last reference of a [`WriteQueue`] goes with its last completion): `fput()` defers the
-/// close to process context itself.
+/// Always reached through an [`ARef`] or its claim: each reference holds the file, and the device
+/// is closed when the last one goes, which may be in interrupt context (the last reference of a
+/// [`WriteQueue`] goes with its last completion): `fput()` defers the close to process context
+/// itself. The exclusive claim goes with the [`BdevClaim`], at once.
 ///
 /// # Invariants
 ///
@@ -80,10 +85,10 @@ impl BdevFile {
     /// `ENOTBLK` for a file that is not a block device. As with `filp_open()`, another kind of
     /// file is opened before it is refused (and closed).
     ///
-    /// The device is closed, and the claim released, when the last reference goes, by `fput()`:
-    /// on return to user space, or by a worker for a kernel thread or in interrupt context. An
-    /// exclusive open right after may still find the device held.
-    pub fn open(path: &CStr) -> Result<ARef<Self>> {
+    /// The claim is released when the returned [`BdevClaim`] is dropped, at once; the device is
+    /// closed when the last reference to the file goes, by `fput()`: on return to user space, or
+    /// by a worker for a kernel thread or in interrupt context.
+    pub fn open(path: &CStr) -> Result<BdevClaim> {
         might_sleep();
         let flags = bindings::O_RDWR | bindings::O_LARGEFILE | bindings::O_EXCL;
         // SAFETY: `path` is a NUL-terminated string; `filp_open()` may sleep, as may our caller.
@@ -105,8 +110,11 @@ impl BdevFile {
             return Err(ENOTBLK);
         }
         // SAFETY: `filp_open()` never returns null. INVARIANT: a block device opened with those
-        // flags, whose only reference moves into the `ARef`.
-        Ok(unsafe { ARef::from_raw(NonNull::new_unchecked(f.cast())) })
+        // flags, whose only reference, the holder's, moves into the claim.
+        let file = unsafe { ARef::from_raw(NonNull::new_unchecked(f.cast())) };
+        Ok(BdevClaim {
+            file: ManuallyDrop::new(file),
+        })
     }
 
     fn as_ptr(&self) -> *mut bindings::file {
@@ -192,6 +200,54 @@ impl BdevFile {
 }
 
 /// Reports a call in atomic context, as the C functions that may sleep do.
+/// The exclusive claim on a block device that [`BdevFile::open`] opened: the holder's own
+/// reference to the file.
+///
+/// It dereferences to the [`BdevFile`], and [`file`](Self::file) gives more references to it for
+/// I/O, which may outlive the claim. Dropping the claim gives the device up at once, as
+/// `bdev_fput()` does: the claim is yielded before the drop returns, so an exclusive open of the
+/// device right after succeeds, whatever references to the file remain (they keep the file open
+/// for I/O, no longer exclusive).
+///
+/// Context: dropped in process context; the drop sleeps (the disk's `open_mutex`).
+///
+/// # Invariants
+///
+/// `file` holds the reference `filp_open()` returned with `O_EXCL`, which only this claim's drop
+/// puts, by `bdev_fput()`.
+pub struct BdevClaim {
+    file: ManuallyDrop<ARef<BdevFile>>,
+}
+
+impl BdevClaim {
+    /// A reference to the claimed file, for I/O; it keeps the file open, not the claim.
+    pub fn file(&self) -> ARef<BdevFile> {
+        ARef::clone(&self.file)
+    }
+}
+
+impl core::ops::Deref for BdevClaim {
+    type Target = BdevFile;
+
+    fn deref(&self) -> &BdevFile {
+        &self.file
+    }
+}
+
+impl Drop for BdevClaim {
+    fn drop(&mut self) {
+        might_sleep();
+        // SAFETY: `file` is not used again: this is the claim's drop.
+        let file = unsafe { ManuallyDrop::take(&mut self.file) };
+        let f = ARef::into_raw(file);
+        // SAFETY: `f` is the holder's reference to a block device file opened by `filp_open()`
+        // (type invariant), which `bdev_fput()` yields the claim of and puts, once, here; its
+        // other references stay valid (the claim only ends the exclusive hold). Process context,
+        // as the type's contract says and `might_sleep()` checks.
+        unsafe { bindings::bdev_fput(f.cast().as_ptr()) };
+    }
+}
+
 fn might_sleep() {
     // SAFETY: always safe to call.
     unsafe { bindings::might_sleep_here() };
