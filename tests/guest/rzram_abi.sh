@@ -199,9 +199,10 @@ if [ -d /sys/block/zram0 ] && [ -d /sys/block/rzram0 ]; then
 		bad=1
 	fi
 fi
-# Newer zram (6.16) than the C zram here: algorithm_params refuses unknown
-# and repeated keys, and changes once initialised. Checked on rzram only (the
-# device with rzram's own slot_bytes attribute).
+# rzram's algorithm_params has newer zram's keys (6.16), and refuses what
+# zram accepts: unknown and repeated keys (zram ignores the one and takes the
+# last of the other), and changes once initialised. Checked on rzram only
+# (the device with rzram's own slot_bytes attribute).
 for f in $fams; do
 	d=/sys/block/${f}0
 	[ -f $d/slot_bytes ] || continue
