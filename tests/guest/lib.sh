@@ -97,3 +97,12 @@ faults_setup() {
 	echo N >$dbg/fail_page_alloc/ignore-gfp-highmem
 	echo 0 >$dbg/fail_page_alloc/min-order
 }
+
+# attr_write ATTR VALUE WANT: writing VALUE to $d/ATTR gives WANT (ok or an
+# errno name, as sysfs_rw prints it); a failure names the family $F and the
+# step $what, if set.
+attr_write() {
+	local r
+	r=$(sysfs_rw w "$d/$1" "$2")
+	[ "$r" = "$3" ] || fail "$F: $1 <- '$2': $r, want $3${what:+ ($what)}"
+}

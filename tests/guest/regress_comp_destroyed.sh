@@ -79,11 +79,7 @@ trap cleanup EXIT
 [ "$(stat -c %s /tmp/cd.data)" = 65536 ] || fail "no 64 KiB of test data"
 want=$(md5sum </tmp/cd.data)
 
-w() {
-	local r
-	r=$($rw w "$d/$1" "$2")
-	[ "$r" = "$3" ] || fail "$F: $1 <- '$2': $r, want $3 ($what)"
-}
+w() { attr_write "$@"; }
 
 # sel: the algorithm comp_algorithm shows selected. secs: recomp_algorithm as
 # "PRIO:NAME ...".

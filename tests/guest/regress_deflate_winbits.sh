@@ -38,7 +38,6 @@
 set -u
 . /tests/lib.sh
 
-rw=sysfs_rw
 dev0_present
 
 # 8 pages: 4 of 2 KiB random bytes twice, 4 of text.
@@ -53,11 +52,7 @@ done >>/tmp/wbits.data
 want=$(md5sum </tmp/wbits.data)
 
 # w ATTR VALUE WANT: the write gives WANT (ok or an errno name).
-w() {
-	local r
-	r=$($rw w "$d/$1" "$2")
-	[ "$r" = "$3" ] || fail "$F: $1 <- '$2': $r, want $3"
-}
+w() { attr_write "$@"; }
 
 # fresh: uninitialised, with the default algorithms and parameters (a reset
 # forgets them on both drivers, initialised or not).
