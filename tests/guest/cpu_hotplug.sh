@@ -21,6 +21,7 @@ dev_setup 32M
 # until /tmp/stop exists.
 writer() {
 	local n=0
+	: >/tmp/hp-started$1
 	head -c $((2 << 20)) /dev/urandom >/tmp/hp$1
 	while [ ! -e /tmp/stop ]; do
 		dd if=/tmp/hp$1 of="$BLK" bs=64k seek=$((32 * $1)) oflag=direct 2>/dev/null ||
@@ -32,12 +33,20 @@ writer() {
 	echo "writer $1: $n rounds"
 }
 
-rm -f /tmp/stop
+rm -f /tmp/stop /tmp/hp-started*
 pids=""
 for c in 0 1; do
 	taskset -c $c bash -c "$(declare -f writer); BLK=$BLK writer $c" &
 	pids="$pids $!"
 done
+# CPU 1 goes offline only once both writers run, pinned: taskset fails with
+# EINVAL for a CPU that is offline when it sets the affinity (a slow guest
+# got there first).
+for i in $(seq 300); do
+	[ -e /tmp/hp-started0 ] && [ -e /tmp/hp-started1 ] && break
+	sleep 0.1
+done
+[ -e /tmp/hp-started0 ] && [ -e /tmp/hp-started1 ] || fail "the writers did not start in 30 s"
 for i in $(seq 20); do
 	echo 0 >$on || fail "CPU 1 offline ($i)"
 	sleep 0.1
