@@ -145,6 +145,15 @@ reader() {
 	echo "$n" >/tmp/cd.reads
 }
 
+# reset_to_defaults_and_use: a reset gives the defaults on both drivers (no
+# secondary), and the device then works: initialised, I/O checked, reset.
+reset_to_defaults_and_use() {
+	w reset 1 ok
+	expect lzo-rle ""
+	w disksize 16M ok
+	io
+	w reset 1 ok
+}
 for f in $fams; do
 	F=$f d=/sys/block/${f}0 blk=/dev/${f}0
 	rz=0
@@ -165,11 +174,7 @@ for f in $fams; do
 	w recomp_algorithm "algo=deflate priority=2" ok
 	expect zstd "1:lz4 2:deflate"
 	what="1: reset of a configured, uninitialised device"
-	w reset 1 ok
-	expect lzo-rle ""
-	w disksize 16M ok
-	io
-	w reset 1 ok
+	reset_to_defaults_and_use
 
 	# 2. Recompression set up, used and torn down by reset.
 	what="2: recompression set up"
@@ -183,11 +188,7 @@ for f in $fams; do
 	w recompress type=idle ok
 	io
 	what="2: recompression torn down by reset"
-	w reset 1 ok
-	expect lzo-rle ""
-	w disksize 16M ok
-	io
-	w reset 1 ok
+	reset_to_defaults_and_use
 
 	# 3. The primary cannot be built: deflate at level 10.
 	what="3: disksize with a primary that fails"
