@@ -505,13 +505,32 @@ static int attr_access(const char *dir, const char *attr, const char *value)
 static void *sysfs_thread(void *arg)
 {
 	uint64_t s = mix(base_seed ^ 0x737973ULL) | 1;
-	size_t i;
+	size_t order[N_SYSFS], next = N_SYSFS, i;
 
 	(void)arg;
+	for (i = 0; i < N_SYSFS; i++)
+		order[i] = i;
 	while (!atomic_load(&stop)) {
-		struct attr_op *op = &sysfs_ops[rnd_below(&s, N_SYSFS)];
-		const char *v = op->value;
+		struct attr_op *op;
+		const char *v;
 		int e;
+
+		/*
+		 * Every operation once per round, in a new random order each
+		 * round: however slow the guest, each one is tried, so that the
+		 * two drivers' sets of outcomes can be compared.
+		 */
+		if (next == N_SYSFS) {
+			for (i = N_SYSFS - 1; i > 0; i--) {
+				size_t j = rnd_below(&s, i + 1), t = order[i];
+
+				order[i] = order[j];
+				order[j] = t;
+			}
+			next = 0;
+		}
+		op = &sysfs_ops[order[next++]];
+		v = op->value;
 
 		if (!strcmp(op->attr, "comp_algorithm"))
 			v = cur_alg;
