@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # make kcsan: the x86_64 test kernel with KCSAN instead of KASAN
-# (.config.fragments/kcsan.config), booted with make test's x86_64 in-guest
-# tests, the torture test among them. Any KCSAN report fails the boot's log
+# (.config.fragments/kcsan.config), booted with every in-guest test of every
+# theme and x86_64's own (guest_tests_all), the torture test among them. Any KCSAN report fails the boot's log
 # scan, as any other splat. Not part of make test: a kernel build of its own.
 # Results in build/kcsan/results.txt; the log in build/logs/x86_64-kcsan.log.
 #
@@ -21,7 +21,7 @@ results=$out/results.txt
 bash "$TOP/scripts/kernel.sh" x86_64 $variant
 bash "$TOP/scripts/image.sh" x86_64
 t0=$(date +%s)
-bash "$TOP/scripts/qemu.sh" x86_64 "$(guest_tests_all x86_64)" --variant $variant --label $variant \
+bash "$TOP/scripts/qemu.sh" x86_64 "$(guest_tests_all x86_64 "$GUEST_BOOTS compat tools")" --variant $variant --label $variant \
 	--timeout 3600 --results "$results" --quiet || true
 pass=$(grep -c '^PASS' "$results" || true)
 fail=$(grep -c '^FAIL' "$results" || true)
