@@ -167,7 +167,7 @@ GUEST_TESTS_writeback=rzram_recompress,rzram_writeback,regress_wb_completion,reg
 GUEST_TESTS_arm64_swap=$GUEST_TESTS_swap,zram_swap_pressure
 # x86_64's own: the compat module under swap, a file system and O_DIRECT, CPU
 # hotplug, the torture test; and the tools that drive zram, unchanged.
-GUEST_TESTS_x86_64_compat=smp,swap_onoff,ext4,rzram_odirect,cpu_hotplug,torture
+GUEST_TESTS_x86_64_compat=smp,swap_onoff,ext4,rzram_odirect,cpu_hotplug,torture,regress_wb_disksize_race
 GUEST_TESTS_x86_64_tools=rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module
 GUEST_BOOTS_arm64=$GUEST_BOOTS
 GUEST_BOOTS_x86_64="compat tools"

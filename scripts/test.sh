@@ -80,7 +80,9 @@ lane() {
 		[ "$a" = "$first_arch" ] && continue
 		rc=0
 		bg_gate "kernel-$a" "$TOP/scripts/kernel.sh" "$a" || rc=$?
-		echo "$rc" >"$BUILD/logs/kernel-$a.rc"
+		# Whole, or not at all, for the foreground that polls for it.
+		echo "$rc" >"$BUILD/logs/kernel-$a.rc.tmp"
+		mv "$BUILD/logs/kernel-$a.rc.tmp" "$BUILD/logs/kernel-$a.rc"
 	done
 	bg_gate check "$TOP/scripts/check.sh" --results "$R" || true
 	if bg_gate zsmalloc32 "$TOP/scripts/kernel.sh" arm zsmalloc32; then
@@ -88,6 +90,22 @@ lane() {
 	else
 		record FAIL build:arm-zsmalloc32
 	fi
+}
+# lane_wakeup: the foreground has nothing left to run but the lane's work:
+# the lane's processes leave SCHED_IDLE for the normal policy (their later
+# children inherit it), so that they do not wait on a host that is busy
+# with something else.
+lane_wakeup() {
+	local p
+	for p in $(pgrep -g "$lane_pid" 2>/dev/null); do
+		chrt --other -p 0 "$p" 2>/dev/null || true
+	done
+}
+# On any exit, nothing of the lane is left running into the next make test
+# (its builds would collide with that one's in the same build directories).
+lane_stop() {
+	[ -n "$lane_pid" ] && kill -- -"$lane_pid" 2>/dev/null
+	return 0
 }
 # built ARCH: the first kernel is built in the foreground, the others are
 # waited for from the lane.
@@ -98,6 +116,7 @@ built() {
 		return
 	fi
 	t0=$(date +%s)
+	lane_wakeup
 	while [ ! -f "$BUILD/logs/kernel-$arch.rc" ] && kill -0 "$lane_pid" 2>/dev/null; do
 		sleep 5
 	done
@@ -107,15 +126,21 @@ built() {
 	[ "$rc" = 0 ]
 }
 first_arch=${SUPPORTED_ARCHES%% *}
-rm -f "$BUILD"/logs/kernel-*.rc
+rm -f "$BUILD"/logs/kernel-*.rc "$BUILD"/logs/kernel-*.rc.tmp
 lane_pid=
 
 for arch in $SUPPORTED_ARCHES; do
 	ok=0
 	built "$arch" && ok=1
 	if [ -z "$lane_pid" ]; then
+		# A process group of its own (job control on for the spawn), so
+		# that lane_wakeup and lane_stop reach all of it.
+		set -m
 		lane &
 		lane_pid=$!
+		set +m
+		trap lane_stop EXIT
+		trap 'lane_stop; exit 130' INT TERM
 	fi
 	if [ $ok = 1 ]; then
 		record PASS "build:$arch"
@@ -161,8 +186,16 @@ done
 
 gate kunit "$TOP/scripts/kunit.sh" --results "$R" || true
 echo "=== waiting for the background lane"
-wait "$lane_pid" || true
+lane_wakeup
+lane_rc=0
+wait "$lane_pid" || lane_rc=$?
+lane_pid=
 cat "$BG_LOG"
-grep -q '^=== check: FAILED' "$BG_LOG" && tail -60 "$BUILD/logs/check.log"
+[ "$lane_rc" = 0 ] || record FAIL "background-lane (exit $lane_rc)"
+# A lane that died midway leaves steps without a line: each is a failure.
+for step in check zsmalloc32; do
+	grep -q "^=== $step: " "$BG_LOG" || record FAIL "$step (the background lane never finished it)"
+done
+if grep -q '^=== check: FAILED' "$BG_LOG"; then tail -60 "$BUILD/logs/check.log"; fi
 
 summary
