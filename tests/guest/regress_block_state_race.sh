@@ -45,6 +45,11 @@ for f in zram rzram; do
 	[ -d /sys/block/${f}0 ] && [ -f /sys/kernel/debug/$f/${f}0/block_state ] && fams="$fams $f"
 done
 [ -n "$fams" ] || fail "no zram or rzram device 0 with a block_state file"
+# The C zram next to rzram (arm64) has ZRAM_MEMORY_TRACKING: its block_state
+# must be there, or the comparison would silently shrink to rzram alone.
+if [ -d /sys/block/zram0 ] && [ -d /sys/block/rzram0 ] && [ "${fams# }" = rzram ]; then
+	fail "the C zram has no block_state file (ZRAM_MEMORY_TRACKING?)"
+fi
 cleanup() {
 	local f
 	for f in $fams; do

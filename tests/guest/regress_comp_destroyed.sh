@@ -262,6 +262,9 @@ for f in $fams; do
 		cat /tmp/cd.err
 		fail "$F: the comp_algorithm reader saw the above"
 	fi
+	reads=$(cat /tmp/cd.reads 2>/dev/null || echo 0)
+	# The reader must have read alongside: a reader that never ran checks nothing.
+	[ "$reads" -gt 0 ] 2>/dev/null || fail "$F: the comp_algorithm reader read nothing"
 	echo "$F: every destroy path: algorithms shown right, I/O right;" \
-		"$(cat /tmp/cd.reads) reads of the algorithm attributes alongside"
+		"$reads reads of the algorithm attributes alongside"
 done
