@@ -55,8 +55,9 @@ const SECTORS_PER_PAGE: u64 = (PAGE_SIZE / 512) as u64;
 ///
 /// # Invariants
 ///
-/// The `struct file` is a block device opened with `O_RDWR | O_LARGEFILE | O_EXCL`, whose
-/// reference count is not zero while a reference to this object exists.
+/// The `struct file` is a block device opened with `O_RDWR | O_LARGEFILE | O_EXCL`, exclusive
+/// while its [`BdevClaim`] lives, whose reference count is not zero while a reference to this
+/// object exists.
 #[repr(transparent)]
 pub struct BdevFile(Opaque<bindings::file>);
 
@@ -199,7 +200,6 @@ impl BdevFile {
     }
 }
 
-/// Reports a call in atomic context, as the C functions that may sleep do.
 /// The exclusive claim on a block device that [`BdevFile::open`] opened: the holder's own
 /// reference to the file.
 ///
@@ -248,6 +248,7 @@ impl Drop for BdevClaim {
     }
 }
 
+/// Reports a call in atomic context, as the C functions that may sleep do.
 fn might_sleep() {
     // SAFETY: always safe to call.
     unsafe { bindings::might_sleep_here() };
