@@ -69,21 +69,11 @@ fn case_assert_macro(name: &str) -> Option<&'static str> {
 ///
 /// After punctuation (`&`, `=`, `,`, `=>`, ...) or at the start of a group (`(|x| ..)`), a `|`
 /// starts a closure too, except at the start of a match arm, where it is a pattern's leading `|`
-/// (see `rewrite`).
+/// (see `rewrite`). Not after `let`: there it is a pattern's leading `|` too (`if let | A = x`).
 fn starts_expression(keyword: &str) -> bool {
     matches!(
         keyword,
-        "return"
-            | "break"
-            | "in"
-            | "else"
-            | "move"
-            | "if"
-            | "while"
-            | "match"
-            | "let"
-            | "yield"
-            | "mut"
+        "return" | "break" | "in" | "else" | "move" | "if" | "while" | "match" | "yield" | "mut"
     )
 }
 
@@ -255,6 +245,22 @@ fn rewrite(tokens: &[TokenTree], arms: bool) -> (Vec<TokenTree>, bool) {
                     // A nested function (not `fn(..)`, the type), or another item with code.
                     "fn" if matches!(next, Some(TokenTree::Ident(_))) => {
                         copy_item(tokens, &mut i, &mut out);
+                        continue;
+                    }
+                    // An async closure: `async |x| ..` is copied as a closure; in
+                    // `async move |x| ..` the `move` arm below takes it.
+                    "async" if is_punct(next, '|') => {
+                        out.push(tt.clone());
+                        i += 1;
+                        copy_closure(tokens, &mut i, &mut out);
+                        continue;
+                    }
+                    "async"
+                        if matches!(next, Some(TokenTree::Ident(m)) if m.to_string() == "move")
+                            && is_punct(tokens.get(i + 2), '|') =>
+                    {
+                        out.push(tt.clone());
+                        i += 1;
                         continue;
                     }
                     // Not `'static` nor `*const T`.
