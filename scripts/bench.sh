@@ -22,7 +22,7 @@
 # Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
 #      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
 #      BENCH_KERNELS (default "stock p3 p3-zspage p3-zsfree bench"),
-#      BENCH_PARTS (default "munmap notify fio binding writeback"),
+#      BENCH_PARTS (default "munmap notify fio binding writeback iocount"),
 #      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
 #      (CPUs that others may use during a round, default 0.25),
 #      BENCH_FIO_ROUNDS (default 3), BENCH_NOTIFY_PAGES (default 4096).
@@ -32,7 +32,7 @@ rounds=${BENCH_ROUNDS:-15}
 boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
 kernels=${BENCH_KERNELS:-stock p3 p3-zspage p3-zsfree bench}
-parts=" ${BENCH_PARTS:-munmap notify fio binding writeback} "
+parts=" ${BENCH_PARTS:-munmap notify fio binding writeback iocount} "
 max_load=${BENCH_MAX_LOAD:-1.0}
 max_other=${BENCH_MAX_OTHER:-0.25}
 host=$TOP/scripts/bench_host.py
@@ -164,4 +164,16 @@ only within this table.
 open(out, "w").write(text)
 print(text)
 PY
+fi
+
+# Instructions per page: 4 KiB O_DIRECT writes and reads through the C zram,
+# rzram and brd of the bench kernel, under -icount shift=0 (one vCPU), where
+# the times are guest instruction counts: exact, so one boot suffices.
+if [[ "$parts" == *" iocount "* ]]; then
+	ilog=$BUILD/logs/arm64-bench-iocount.log
+	np=${BENCH_IOCOUNT_PAGES:-2048}
+	bench_boot bench-iocount bench bench_iocount 1024 \
+		"rzrounds=5 rznpages=$np brd.rd_size=$((np * 4 + 1024))" --icount
+	python3 "$TOP/scripts/bench_iocount.py" "$ilog" "$TOP/docs/benchmarks-iocount.md" ||
+		die "the iocount report failed"
 fi
