@@ -34,8 +34,13 @@ impl Counter {
     }
 
     /// Raises the counter to `v` if it is lower.
+    ///
+    /// A load first, as zram's `update_used_max()`: once the maximum is reached, a write on every
+    /// store would take the counter's cache line from the other CPUs for nothing.
     pub(crate) fn raise_to(&self, v: u64) {
-        self.0.fetch_max(v, Ordering::Relaxed);
+        if self.0.load(Ordering::Relaxed) < v {
+            self.0.fetch_max(v, Ordering::Relaxed);
+        }
     }
 }
 

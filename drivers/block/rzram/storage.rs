@@ -75,14 +75,16 @@ pub(crate) struct Storage {
     pub(crate) wb_compressed: bool,
 }
 
+/// The bytes of a machine word: the unit of a same-filled page.
+const WORD: usize = core::mem::size_of::<usize>();
+
 /// Returns the word a page repeats, if it is one word repeated.
 pub(crate) fn same_filled(page: &[u8]) -> Option<usize> {
-    const W: usize = core::mem::size_of::<usize>();
     let mut words = page
-        .chunks_exact(W)
-        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or([0; W])));
+        .chunks_exact(WORD)
+        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or([0; WORD])));
     let first = words.next()?;
-    if page.len() % W == 0 && words.all(|w| w == first) {
+    if page.len() % WORD == 0 && words.all(|w| w == first) {
         Some(first)
     } else {
         None
@@ -90,10 +92,22 @@ pub(crate) fn same_filled(page: &[u8]) -> Option<usize> {
 }
 
 /// Fills `dst` with the word `w` repeated.
+///
+/// A word of one byte repeated, zero above all, is a `memset()`; any other word is stored a word
+/// at a time, as zram's `memset_l()` does.
 pub(crate) fn fill(dst: &mut [u8], w: usize) {
     let bytes = w.to_ne_bytes();
-    for c in dst.chunks_mut(bytes.len()) {
-        c.copy_from_slice(&bytes[..c.len()]);
+    if bytes.iter().all(|&b| b == bytes[0]) {
+        dst.fill(bytes[0]);
+        return;
+    }
+    let mut words = dst.chunks_exact_mut(WORD);
+    for c in &mut words {
+        c.copy_from_slice(&bytes);
+    }
+    let rest = words.into_remainder();
+    if let Some(b) = bytes.get(..rest.len()) {
+        rest.copy_from_slice(b);
     }
 }
 
@@ -716,6 +730,16 @@ mod tests {
         let mut out = page(|_| 1)?;
         fill(&mut out, w);
         kunit_expect!(out.iter().all(|&b| b == 0xab));
+        // A word that is not one byte repeated, into a buffer that ends mid-word.
+        let w = usize::from_ne_bytes(core::array::from_fn(|i| i as u8 + 1));
+        let mut odd = [0u8; 2 * WORD + 3];
+        fill(&mut odd, w);
+        kunit_expect!(odd
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| usize::from(b) == i % WORD + 1));
+        fill(&mut out, w);
+        kunit_expect_eq!(same_filled(&out), Some(w));
         Ok(())
     }
 
