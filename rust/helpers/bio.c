@@ -48,3 +48,13 @@ void rust_helper_init_completion(struct completion *x)
 {
 	init_completion(x);
 }
+
+/*
+ * flush_dcache_page() under a name of its own: it is a function on some
+ * architectures (arm64) and a static inline on others (x86), and bindgen
+ * would see one name twice where it is both.
+ */
+void rust_helper_bio_flush_dcache_page(struct page *page)
+{
+	flush_dcache_page(page);
+}

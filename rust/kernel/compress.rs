@@ -6,8 +6,22 @@
 //! selects one at run time by [`Algorithm`]; with [`CpuLocked`](crate::sync::CpuLocked) a driver
 //! keeps one stream per CPU, as zram does. The names are those zram uses.
 //!
-//! Every call bounds its output by the destination slice: the compressors are the `_safe`
-//! variants, so no input can make them write past it.
+//! A compressor reads an [`Source`] and writes a slice of the caller's; a decompressor
+//! reads a slice and writes an [`Sink`]. Sources and sinks may be memory that others
+//! write meanwhile (a bio's pages under `O_DIRECT`), so that a block driver compresses from and
+//! decompresses into the bio's memory without a copy, as zram does; a slice converts into
+//! either. No input, and no change of it during the call, can make a call read or write out of
+//! bounds:
+//!
+//! - every decompressor is the bounded (`_safe`) variant: it checks each length and offset of
+//!   the compressed data against the output's and the input's ends, and it reads back only
+//!   what it wrote (a match), so a sink that others write meanwhile holds unspecified bytes
+//!   afterwards, nothing worse;
+//! - every compressor bounds what it writes by the destination's length, except lzo and lzo-rle
+//!   when the destination holds `lzo1x_worst_compress()` of the input's length: then the plain
+//!   variant runs, as zram runs it, whose output cannot exceed that bound whatever the bytes
+//!   read (it encodes each input position once, as a literal or in a match), so a source that
+//!   changes meanwhile gives a compressed page of unspecified contents and never an overrun.
 //!
 //! Built with `CONFIG_RUST_COMPRESS`, which selects the libraries.
 //!
@@ -22,6 +36,7 @@ use crate::{
     bindings,
     error::{code::*, Result},
     ffi::{c_char, c_int, c_uint, c_void},
+    io_buf::{Sink, Source},
     types::Opaque,
 };
 use core::{pin::Pin, ptr::NonNull};
@@ -53,22 +68,22 @@ pub trait Compressor: Sized + Send {
     /// Compresses `src` into `dst`; returns the compressed length.
     ///
     /// Fails with [`E2BIG`] if the result does not fit in `dst`, and [`EINVAL`] on other errors.
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize>;
+    fn compress(&mut self, src: Source<'_>, dst: &mut [u8]) -> Result<usize>;
 
     /// Decompresses `src` into `dst`; returns the decompressed length.
     ///
     /// Fails with [`EINVAL`] if `src` is not valid compressed data or does not fit in `dst`.
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize>;
+    fn decompress(&mut self, src: &[u8], dst: Sink<'_>) -> Result<usize>;
 }
 
 fn zeroed_workspace(len: usize) -> Result<KVVec<u8>> {
     Ok(KVVec::from_elem(0u8, len, GFP_KERNEL)?)
 }
 
-fn lzo_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
+fn lzo_decompress(src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
     let mut len = dst.len();
-    // SAFETY: the slices are valid for their lengths; the `_safe` decompressor writes at most
-    // `len` bytes and reads at most `src.len()`.
+    // SAFETY: the slice and the sink are valid for their lengths; the `_safe` decompressor
+    // writes at most `len` bytes and reads at most `src.len()`.
     let ret = unsafe {
         bindings::lzo1x_decompress_safe(src.as_ptr(), src.len(), dst.as_mut_ptr(), &mut len)
     };
@@ -79,18 +94,38 @@ fn lzo_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     }
 }
 
-/// An lzo compressor entry point (`lzo1x_1_compress_safe()` and its RLE variant).
+/// An lzo compressor entry point (`lzo1x_1_compress()`, its RLE variant, and their `_safe`
+/// variants).
 type LzoCompressFn =
     unsafe extern "C" fn(*const u8, usize, *mut u8, *mut usize, *mut c_void) -> c_int;
 
-/// Compresses with `f`, using the lzo workspace `wrk`.
-fn lzo_compress(f: LzoCompressFn, wrk: &mut [u8], src: &[u8], dst: &mut [u8]) -> Result<usize> {
+/// The most bytes lzo or lzo-rle makes of `len` bytes, whatever they are:
+/// `lzo1x_worst_compress()`; `None` if that overflows.
+fn lzo_worst_compress(len: usize) -> Option<usize> {
+    len.checked_add(len / 16)?.checked_add(64 + 3 + 2)
+}
+
+/// Compresses with `fast`, or with `bounded`, its `_safe` variant, if `dst` may be too short for
+/// `fast` (see the [module docs](self)); `wrk` is the lzo workspace.
+fn lzo_compress(
+    fast: LzoCompressFn,
+    bounded: LzoCompressFn,
+    wrk: &mut [u8],
+    src: Source<'_>,
+    dst: &mut [u8],
+) -> Result<usize> {
     if wrk.len() < bindings::LZO1X_1_MEM_COMPRESS {
         return Err(EINVAL);
     }
     let mut len = dst.len();
-    // SAFETY: `f` is one of lzo's `_safe` compressors; the slices are valid for their lengths
-    // and it writes at most `len` bytes; the workspace has the size lzo needs (checked above).
+    let f = match lzo_worst_compress(src.len()) {
+        Some(worst) if worst <= len => fast,
+        _ => bounded,
+    };
+    // SAFETY: the source and `dst` are valid for their lengths. `f` is `bounded`, which writes
+    // at most `len` bytes, or `fast`, whose output for `src.len()` bytes of input, whatever they
+    // are, is at most `lzo1x_worst_compress(src.len())` bytes, which fit in `dst` (checked
+    // above). The workspace has the size lzo needs (checked above).
     let ret = unsafe {
         f(
             src.as_ptr(),
@@ -107,9 +142,10 @@ fn lzo_compress(f: LzoCompressFn, wrk: &mut [u8], src: &[u8], dst: &mut [u8]) ->
     }
 }
 
-/// Declares an lzo compressor type: `$name`, shown as `$shown`, compressing with `$f`.
+/// Declares an lzo compressor type: `$name`, shown as `$shown`, compressing with `$fast` or, into
+/// a destination that may be too short for it, `$bounded`.
 macro_rules! lzo_type {
-    ($(#[$doc:meta])* $name:ident, $shown:literal, $f:path) => {
+    ($(#[$doc:meta])* $name:ident, $shown:literal, $fast:path, $bounded:path) => {
         $(#[$doc])*
         pub struct $name {
             wrk: KVVec<u8>,
@@ -124,11 +160,11 @@ macro_rules! lzo_type {
                 })
             }
 
-            fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-                lzo_compress($f, &mut self.wrk, src, dst)
+            fn compress(&mut self, src: Source<'_>, dst: &mut [u8]) -> Result<usize> {
+                lzo_compress($fast, $bounded, &mut self.wrk, src, dst)
             }
 
-            fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+            fn decompress(&mut self, src: &[u8], dst: Sink<'_>) -> Result<usize> {
                 // One decompressor reads both formats.
                 lzo_decompress(src, dst)
             }
@@ -140,12 +176,14 @@ lzo_type!(
     /// LZO (`lzo1x_1`), named `lzo`.
     Lzo,
     "lzo",
+    bindings::lzo1x_1_compress,
     bindings::lzo1x_1_compress_safe
 );
 lzo_type!(
     /// LZO with run-length encoding of zero runs, named `lzo-rle`; zram's default.
     LzoRle,
     "lzo-rle",
+    bindings::lzorle1x_1_compress,
     bindings::lzorle1x_1_compress_safe
 );
 
@@ -153,8 +191,9 @@ fn to_int(len: usize) -> Result<c_int> {
     c_int::try_from(len).map_err(|_| EINVAL)
 }
 
-fn lz4_decompress(src: &[u8], dst: &mut [u8]) -> Result<usize> {
-    // SAFETY: the slices are valid for their lengths, which bound what is read and written.
+fn lz4_decompress(src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
+    // SAFETY: the slice and the sink are valid for their lengths, which bound what the `_safe`
+    // decompressor reads and writes.
     let ret = unsafe {
         bindings::LZ4_decompress_safe(
             src.as_ptr().cast::<c_char>(),
@@ -202,14 +241,16 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
         })
     }
 
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn compress(&mut self, src: Source<'_>, dst: &mut [u8]) -> Result<usize> {
         let (s, d) = (
             src.as_ptr().cast::<c_char>(),
             dst.as_mut_ptr().cast::<c_char>(),
         );
         let (slen, dlen) = (to_int(src.len())?, to_int(dst.len())?);
         let wrk = self.wrk.as_mut_ptr().cast::<c_void>();
-        // SAFETY: the slices are valid; the output is bounded by `dst.len()`; the workspace has
+        // SAFETY: the source and `dst` are valid for their lengths; the output is bounded by
+        // `dst.len()` (lz4 runs unbounded only when `dst` holds `LZ4_compressBound()` of the
+        // input, which nothing the source holds can exceed); the workspace has
         // the size the variant needs (allocated in `new` for the same `HC`).
         let ret = unsafe {
             if HC {
@@ -225,7 +266,7 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
         }
     }
 
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn decompress(&mut self, src: &[u8], dst: Sink<'_>) -> Result<usize> {
         lz4_decompress(src, dst)
     }
 }
@@ -279,8 +320,9 @@ impl Compressor for Zstd {
         })
     }
 
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        // SAFETY: the context is valid (invariant); the slices are valid and bound the output.
+    fn compress(&mut self, src: Source<'_>, dst: &mut [u8]) -> Result<usize> {
+        // SAFETY: the context is valid (invariant); the source and `dst` are valid for their
+        // lengths, which bound what is read and written.
         let ret = unsafe {
             bindings::zstd_compress_cctx(
                 self.cctx.as_ptr(),
@@ -298,8 +340,8 @@ impl Compressor for Zstd {
         Ok(ret)
     }
 
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
-        // SAFETY: as in `compress`.
+    fn decompress(&mut self, src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
+        // SAFETY: as in `compress`, for the slice and the sink.
         let ret = unsafe {
             bindings::zstd_decompress_dctx(
                 self.dctx.as_ptr(),
@@ -370,13 +412,13 @@ impl Deflate {
     /// # Safety
     ///
     /// `z` must be a stream of `self`, not in use by another call.
-    unsafe fn set_buffers(z: *mut bindings::z_stream_s, src: &[u8], dst: &mut [u8]) {
+    unsafe fn set_buffers(z: *mut bindings::z_stream_s, src: (*const u8, usize), dst: (*mut u8, usize)) {
         // SAFETY: by the caller's promise `z` is valid and ours alone for the call.
         unsafe {
-            (*z).next_in = src.as_ptr();
-            (*z).avail_in = src.len();
-            (*z).next_out = dst.as_mut_ptr();
-            (*z).avail_out = dst.len();
+            (*z).next_in = src.0;
+            (*z).avail_in = src.1;
+            (*z).next_out = dst.0;
+            (*z).avail_out = dst.1;
         }
     }
 }
@@ -432,15 +474,15 @@ impl Compressor for Deflate {
         })
     }
 
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn compress(&mut self, src: Source<'_>, dst: &mut [u8]) -> Result<usize> {
         let z = self.cstream.get();
         // SAFETY: the stream is initialised (type invariant), and ours alone: `&mut self`.
         if unsafe { bindings::zlib_deflateReset(z) } != bindings::Z_OK as c_int {
             return Err(EINVAL);
         }
         // SAFETY: as above.
-        unsafe { Self::set_buffers(z, src, dst) };
-        // SAFETY: the stream is initialised; its input and output are the slices, valid for the
+        unsafe { Self::set_buffers(z, (src.as_ptr(), src.len()), (dst.as_mut_ptr(), dst.len())) };
+        // SAFETY: the stream is initialised; its input and output are the source and `dst`, valid for the
         // lengths given, which bound what deflate reads and writes. The pointers are not used
         // after the call (the next call sets them again).
         let ret = unsafe { bindings::zlib_deflate(z, bindings::Z_FINISH as c_int) };
@@ -454,14 +496,14 @@ impl Compressor for Deflate {
         }
     }
 
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn decompress(&mut self, src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
         let z = self.dstream.get();
         // SAFETY: the stream is initialised (type invariant), and ours alone: `&mut self`.
         if unsafe { bindings::zlib_inflateReset(z) } != bindings::Z_OK as c_int {
             return Err(EINVAL);
         }
         // SAFETY: as above.
-        unsafe { Self::set_buffers(z, src, dst) };
+        unsafe { Self::set_buffers(z, (src.as_ptr(), src.len()), (dst.as_mut_ptr(), dst.len())) };
         // SAFETY: as in `compress`; inflate checks its input and stops at the output's end.
         let ret = unsafe { bindings::zlib_inflate(z, bindings::Z_SYNC_FLUSH as c_int) };
         // SAFETY: as above; inflate has returned.
@@ -506,9 +548,9 @@ impl Compressor for Sw842 {
         })
     }
 
-    fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn compress(&mut self, src: Source<'_>, dst: &mut [u8]) -> Result<usize> {
         let mut len = c_uint::try_from(dst.len()).map_err(|_| EINVAL)?;
-        // SAFETY: the slices are valid for their lengths; 842 writes at most `len` bytes
+        // SAFETY: the source and `dst` are valid for their lengths; 842 writes at most `len` bytes
         // (`ENOSPC` past it); the workspace has `SW842_MEM_COMPRESS` suitably aligned bytes (type
         // invariant).
         let ret = unsafe {
@@ -527,9 +569,9 @@ impl Compressor for Sw842 {
         }
     }
 
-    fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    fn decompress(&mut self, src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
         let mut len = c_uint::try_from(dst.len()).map_err(|_| EINVAL)?;
-        // SAFETY: the slices are valid for their lengths; 842 checks its input and writes at
+        // SAFETY: the slice and the sink are valid for their lengths; 842 checks its input and writes at
         // most `len` bytes.
         let ret = unsafe {
             bindings::sw842_decompress(
@@ -689,7 +731,10 @@ impl Stream {
     }
 
     /// Compresses; see [`Compressor::compress`].
-    pub fn compress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    ///
+    /// `src` is a [`Source`] or a slice.
+    pub fn compress<'s>(&mut self, src: impl Into<Source<'s>>, dst: &mut [u8]) -> Result<usize> {
+        let src = src.into();
         match self {
             Stream::LzoRle(s) => s.compress(src, dst),
             Stream::Lzo(s) => s.compress(src, dst),
@@ -702,7 +747,10 @@ impl Stream {
     }
 
     /// Decompresses; see [`Compressor::decompress`].
-    pub fn decompress(&mut self, src: &[u8], dst: &mut [u8]) -> Result<usize> {
+    ///
+    /// `dst` is a [`Sink`] or a mutable slice.
+    pub fn decompress<'d>(&mut self, src: &[u8], dst: impl Into<Sink<'d>>) -> Result<usize> {
+        let dst = dst.into();
         match self {
             Stream::LzoRle(s) => s.decompress(src, dst),
             Stream::Lzo(s) => s.decompress(src, dst),

@@ -48,28 +48,35 @@ fn for_each_page<D>(
     })
 }
 
-/// Reads the bio's data, page by page, copying each from where the storage has it (this CPU's
-/// page after a decompression): the bio's memory is reached only by copies, since others may use
-/// it meanwhile (an `O_DIRECT` buffer).
+/// Reads the bio's data, page by page. A whole page is decompressed (or copied, or filled)
+/// straight into the bio's memory, lent as a sink that only C writes (others may use an
+/// `O_DIRECT` buffer meanwhile); part of a page is read into a page of its own and copied.
 fn read(storage: &Storage, data: &mut Data<'_, dir::Read>) -> Result {
     for_each_page(data, |seg, done, index, part| {
-        storage.read_page_with(index, |page| seg.copy_from_slice(done, &page[part]))
+        if part.len() == PAGE_SIZE {
+            // The segment is the whole page (a segment lies within a page of memory).
+            seg.with_sink(|dst| storage.read_page(index, dst))
+        } else {
+            let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
+            storage.read_page(index, &mut page)?;
+            seg.copy_from_slice(done, &page[part])
+        }
     })
 }
 
-/// Writes the bio's data, page by page, each copied into this CPU's page: what is compressed (and
-/// checked for being same-filled) is a copy that nobody else can change, since others may write
-/// the bio's memory meanwhile (`O_DIRECT` buffers are not covered by stable writes). Partial
+/// Writes the bio's data, page by page. A whole page is checked and compressed straight from
+/// the bio's memory, lent as a source that only C and volatile loads read (others may write an
+/// `O_DIRECT` buffer meanwhile: `O_DIRECT` buffers are not covered by stable writes). Partial
 /// pages are read into a page of their own, modified and written back.
 fn write(storage: &Storage, data: &mut Data<'_, dir::Write>, limit_pages: u64) -> Result {
     for_each_page(data, |seg, done, index, part| {
-        if part.len() < PAGE_SIZE {
+        if part.len() == PAGE_SIZE {
+            seg.with_source(|src| storage.write_page(index, src, limit_pages))
+        } else {
             let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
             storage.read_page(index, &mut page)?;
             seg.copy_to_slice(done, &mut page[part])?;
             storage.write_page(index, &page, limit_pages)
-        } else {
-            storage.write_page_with(index, |page| seg.copy_to_slice(done, page), limit_pages)
         }
     })
 }

@@ -20,6 +20,7 @@ use kernel::{
     block::bdev::{BdevClaim, BdevFile},
     compress::{Algorithm, Stream},
     error::code::*,
+    io_buf::{Sink, Source},
     page::PAGE_SIZE,
     prelude::*,
     str::CStr,
@@ -30,8 +31,8 @@ use kernel::{
 };
 
 /// A CPU's compression streams, one per configured priority (the primary algorithm and the
-/// secondary ones of `recomp_algorithm`), its output buffer (two pages, as zram's) and a page
-/// that reads decompress into and recompression decompresses into.
+/// secondary ones of `recomp_algorithm`), its output buffer (two pages, as zram's: lzo's worst
+/// case fits, so it runs unbounded) and the page recompression decompresses into.
 pub(crate) struct Comp {
     streams: [Option<Stream>; MAX_PRIO],
     buf: KVec<u8>,
@@ -46,16 +47,21 @@ impl Comp {
             .and_then(Option::as_mut)
             .ok_or(EIO)
     }
+}
 
-    /// Decompresses `src`, stored with priority `prio`, into this CPU's page; `EIO` unless it
-    /// makes a whole page.
-    fn decompress_page(&mut self, prio: usize, src: &[u8]) -> Result {
-        let stream = self.streams.get_mut(prio).and_then(Option::as_mut);
-        if stream.ok_or(EIO)?.decompress(src, &mut self.page)? != PAGE_SIZE {
-            return Err(EIO);
-        }
-        Ok(())
+/// Decompresses `src`, stored with priority `prio`, with that stream of `streams` into `dst`;
+/// `EIO` unless it makes a whole page.
+fn decompress_page(
+    streams: &mut [Option<Stream>; MAX_PRIO],
+    prio: usize,
+    src: &[u8],
+    dst: Sink<'_>,
+) -> Result {
+    let stream = streams.get_mut(prio).and_then(Option::as_mut).ok_or(EIO)?;
+    if stream.decompress(src, dst)? != PAGE_SIZE {
+        return Err(EIO);
     }
+    Ok(())
 }
 
 /// The memory of an initialised device: its table, its deferred-free queue and its streams.
@@ -73,42 +79,6 @@ pub(crate) struct Storage {
     pub(crate) backing: Option<ARef<BdevFile>>,
     /// Pages are written back compressed (`writeback_compressed`).
     pub(crate) wb_compressed: bool,
-}
-
-/// The bytes of a machine word: the unit of a same-filled page.
-const WORD: usize = core::mem::size_of::<usize>();
-
-/// Returns the word a page repeats, if it is one word repeated.
-pub(crate) fn same_filled(page: &[u8]) -> Option<usize> {
-    let mut words = page
-        .chunks_exact(WORD)
-        .map(|c| usize::from_ne_bytes(c.try_into().unwrap_or([0; WORD])));
-    let first = words.next()?;
-    if page.len() % WORD == 0 && words.all(|w| w == first) {
-        Some(first)
-    } else {
-        None
-    }
-}
-
-/// Fills `dst` with the word `w` repeated.
-///
-/// A word of one byte repeated, zero above all, is a `memset()`; any other word is stored a word
-/// at a time, as zram's `memset_l()` does.
-pub(crate) fn fill(dst: &mut [u8], w: usize) {
-    let bytes = w.to_ne_bytes();
-    if bytes.iter().all(|&b| b == bytes[0]) {
-        dst.fill(bytes[0]);
-        return;
-    }
-    let mut words = dst.chunks_exact_mut(WORD);
-    for c in &mut words {
-        c.copy_from_slice(&bytes);
-    }
-    let rest = words.into_remainder();
-    if let Some(b) = bytes.get(..rest.len()) {
-        rest.copy_from_slice(b);
-    }
 }
 
 /// The blocks of a backing device of `nr_pages` pages that writeback may use: all of them, but
@@ -173,13 +143,13 @@ fn store<'a>(
     pool: &'a Pool,
     streams: &mut [Option<Stream>; MAX_PRIO],
     buf: &mut [u8],
-    src: &[u8],
+    src: Source<'_>,
     spare: &mut Option<NewObject<'a>>,
 ) -> Result<Compressed<'a>> {
     let huge_size = pool.huge_class_size();
     let stream = streams[0].as_mut().ok_or(EIO)?;
     let (data, len, huge) = match stream.compress(src, buf) {
-        Ok(n) if n < huge_size => (buf.get(..n).ok_or(EIO)?, n, false),
+        Ok(n) if n < huge_size => (Source::from(buf.get(..n).ok_or(EIO)?), n, false),
         Ok(_) | Err(E2BIG) => (src, PAGE_SIZE, true),
         Err(e) => return Err(e),
     };
@@ -197,7 +167,7 @@ fn store<'a>(
         }
     };
     // Bytes past `len` up to the object's capacity are zeroed.
-    Ok(Compressed::Stored(obj.write(data)?, len, huge))
+    Ok(Compressed::Stored(obj.write_from(data)?, len, huge))
 }
 
 impl Storage {
@@ -251,35 +221,22 @@ impl Storage {
         )?)
     }
 
-    /// Reads page `index` into `dst`, one page long (`EINVAL` otherwise).
-    ///
-    /// See [`read_page_with`](Self::read_page_with), which hands the page over where it is.
-    pub(crate) fn read_page(&self, index: usize, dst: &mut [u8]) -> Result {
-        self.read_page_with(index, |page| {
-            if dst.len() != page.len() {
-                return Err(EINVAL);
-            }
-            dst.copy_from_slice(page);
-            Ok(())
-        })
-    }
-
-    /// Reads page `index` and calls `f` with it, one page long, where it is at hand: the
-    /// zsmalloc object of a page stored whole, this CPU's page after a decompression or a fill,
-    /// a page of its own for a written-back page. So a bio's read copies each page once, and
-    /// allocates nothing. Returns what `f` returns.
-    ///
-    /// `f` runs under the slot lock, and with the object mapped or this CPU's streams locked: it
-    /// must not sleep (a copy into a bio's page is fine).
+    /// Reads page `index` into `dst`, one page long (`EINVAL` otherwise): a slice, or a bio's
+    /// page lent as a [`Sink`], which the page is then decompressed (or copied, or filled)
+    /// straight into, as zram does.
     ///
     /// May race with writes, frees, swap notifications and deferred frees of the same page: the
     /// slot lock orders them, and the read sees the contents before or after each, never an
-    /// object being freed. A written-back page is read from the backing device without the slot
-    /// lock; the read is retried if the slot no longer holds that block afterwards
-    /// (`writeback.rs`).
-    pub(crate) fn read_page_with(&self, index: usize, f: impl FnOnce(&[u8]) -> Result) -> Result {
+    /// object being freed. A written-back page is read from the backing device into a page of
+    /// its own, without the slot lock, and copied; the read is retried if the slot no longer
+    /// holds that block afterwards (`writeback.rs`).
+    pub(crate) fn read_page<'d>(&self, index: usize, dst: impl Into<Sink<'d>>) -> Result {
+        let mut dst = dst.into();
+        if dst.len() != PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        let t = &*self.table;
         loop {
-            let t = &*self.table;
             let mut g = t.slots.lock(index).ok_or(EIO)?;
             slots::accessed(&mut g);
             let st = State::of(&g);
@@ -288,97 +245,69 @@ impl Storage {
                 drop(g);
                 let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
                 if self.read_written_back(index, block, &mut page)? {
-                    return f(&page);
+                    return dst.copy_from_slice(&page);
                 }
                 continue;
             }
+            if let Some(w) = g.word() {
+                dst.fill_word(w);
+                return Ok(());
+            }
             let size = st.size();
-            if g.word().is_none() && size == PAGE_SIZE {
-                return f(&g.map_read(size)?);
+            if size == PAGE_SIZE {
+                return dst.copy_from_slice(&g.map_read(size)?);
             }
             // Stream, then mapping: the order of the write path, so that the two never wait on
             // each other.
-            return self.streams.with(|c| {
-                if let Some(w) = g.word() {
-                    fill(&mut c.page, w);
-                } else {
-                    c.decompress_page(st.prio(), &g.map_read(size)?)?;
-                }
-                f(&c.page)
-            });
+            return self
+                .streams
+                .with(|c| decompress_page(&mut c.streams, st.prio(), &g.map_read(size)?, dst));
         }
     }
 
-    /// Compresses `src` into a new object; the object is `spare` if it is large enough.
-    fn compress<'a>(
-        &'a self,
-        src: &[u8],
-        spare: &mut Option<NewObject<'a>>,
-    ) -> Result<Compressed<'a>> {
-        self.streams
-            .with(|c| store(&self.table.pool, &mut c.streams, &mut c.buf, src, spare))
-    }
-
-    /// Writes `src`, one page, to page `index`. With `limit_pages` not 0, fails with `ENOMEM`
-    /// rather than let the pool grow beyond it.
+    /// Writes `src`, one page (`EINVAL` otherwise), to page `index`: a slice, or a bio's page
+    /// lent as a [`Source`], which is then checked for being same-filled and compressed (or
+    /// copied, if huge) straight from where it is, as zram does. With `limit_pages` not 0, fails
+    /// with `ENOMEM` rather than let the pool grow beyond it.
+    ///
+    /// Others may write a bio's page meanwhile (`O_DIRECT` buffers are not covered by stable
+    /// writes): what is stored is then some mix of its old and new bytes, as in zram, and the
+    /// object allocated for one compressed length is used only if the next one fits it.
     ///
     /// May race with reads, writes, frees and the deferred free of the same page: the last to take
     /// the slot lock wins, and a write empties the slot first, which clears its stale bit, so a
     /// deferred free queued before it leaves the new contents alone.
-    pub(crate) fn write_page(&self, index: usize, src: &[u8], limit_pages: u64) -> Result {
+    pub(crate) fn write_page<'s>(
+        &self,
+        index: usize,
+        src: impl Into<Source<'s>>,
+        limit_pages: u64,
+    ) -> Result {
+        let src = src.into();
         if index >= self.table.slots.len() {
             return Err(EIO);
         }
-        if let Some(w) = same_filled(src) {
+        if src.len() != PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        if let Some(w) = src.same_filled() {
             return self.install_same(index, w);
         }
+        let pool = &self.table.pool;
         let mut spare = None;
         loop {
-            match self.compress(src, &mut spare)? {
+            let stored = self
+                .streams
+                .with(|c| store(pool, &mut c.streams, &mut c.buf, src, &mut spare))?;
+            match stored {
                 Compressed::Stored(h, len, huge) => {
                     return self.install(index, h, len, huge, limit_pages)
                 }
                 Compressed::NeedMemory(len) => {
                     // The slow path may sleep, so it runs without the stream.
                     self.table.stats.writestall.inc();
-                    spare = Some(self.table.pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
+                    spare = Some(pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
                 }
-            }
-        }
-    }
-
-    /// Writes the page that `fill` copies into the buffer it is given (one page) to page
-    /// `index`, as [`write_page`](Self::write_page) does, without a page of its own: `fill`
-    /// fills this CPU's page, which is checked for being same-filled and compressed there. If
-    /// the object needs memory that only a sleeping allocation gives, `fill` is called again, to
-    /// fill a page allocated for [`write_page`](Self::write_page).
-    ///
-    /// `fill` runs with this CPU's streams locked: it must not sleep (a copy from a bio's page is
-    /// fine). What is compressed is the copy, which nobody else can change.
-    pub(crate) fn write_page_with(
-        &self,
-        index: usize,
-        mut fill: impl FnMut(&mut [u8]) -> Result,
-        limit_pages: u64,
-    ) -> Result {
-        if index >= self.table.slots.len() {
-            return Err(EIO);
-        }
-        let pool = &self.table.pool;
-        let fast = self.streams.with(|c| {
-            fill(&mut c.page)?;
-            if let Some(w) = same_filled(&c.page) {
-                return Ok(Err(w));
-            }
-            store(pool, &mut c.streams, &mut c.buf, &c.page, &mut None).map(Ok)
-        })?;
-        match fast {
-            Ok(Compressed::Stored(h, len, huge)) => self.install(index, h, len, huge, limit_pages),
-            Err(w) => self.install_same(index, w),
-            Ok(Compressed::NeedMemory(_)) => {
-                let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
-                fill(&mut page)?;
-                self.write_page(index, &page, limit_pages)
             }
         }
     }
@@ -537,7 +466,7 @@ impl Storage {
                 if old_size == PAGE_SIZE {
                     c.page.copy_from_slice(&obj);
                 } else {
-                    c.decompress_page(st.prio(), &obj)?;
+                    decompress_page(&mut c.streams, st.prio(), &obj, (&mut c.page).into())?;
                 }
             }
             let mut tried = 0;
@@ -546,7 +475,7 @@ impl Storage {
                     continue;
                 };
                 tried += 1;
-                let len = match stream.compress(&c.page, &mut c.buf) {
+                let len = match stream.compress(&c.page[..], &mut c.buf) {
                     Ok(len) => len,
                     Err(e) if e == E2BIG => continue,
                     Err(e) => return Err(e),
@@ -716,30 +645,25 @@ mod tests {
 
     #[test]
     fn same_fill_detection() -> Result {
-        kunit_expect_eq!(same_filled(&page(|_| 0)?), Some(0));
+        let same = |p: &KVec<u8>| Source::from(p).same_filled();
+        kunit_expect_eq!(same(&page(|_| 0)?), Some(0));
         let w = usize::from_ne_bytes([0xab; core::mem::size_of::<usize>()]);
-        kunit_expect_eq!(same_filled(&page(|_| 0xab)?), Some(w));
+        kunit_expect_eq!(same(&page(|_| 0xab)?), Some(w));
         // A repeated word that is not a repeated byte.
         let p = page(|i| (i % core::mem::size_of::<usize>()) as u8)?;
-        kunit_expect!(same_filled(&p).is_some());
-        // One byte off anywhere, the first word or the last.
-        for at in [0, 1, PAGE_SIZE / 2, PAGE_SIZE - 1] {
+        kunit_expect!(same(&p).is_some());
+        // One byte off anywhere: the first word, the last, or a word of each unrolled round.
+        for at in [0, 1, 8, 17, 26, 35, PAGE_SIZE / 2, PAGE_SIZE - 9, PAGE_SIZE - 1] {
             let p = page(|i| u8::from(i == at))?;
-            kunit_expect_eq!(same_filled(&p), None);
+            kunit_expect_eq!(same(&p), None);
         }
         let mut out = page(|_| 1)?;
-        fill(&mut out, w);
+        Sink::from(&mut out).fill_word(w);
         kunit_expect!(out.iter().all(|&b| b == 0xab));
-        // A word that is not one byte repeated, into a buffer that ends mid-word.
+        // A word that is not one byte repeated.
         let w = usize::from_ne_bytes(core::array::from_fn(|i| i as u8 + 1));
-        let mut odd = [0u8; 2 * WORD + 3];
-        fill(&mut odd, w);
-        kunit_expect!(odd
-            .iter()
-            .enumerate()
-            .all(|(i, &b)| usize::from(b) == i % WORD + 1));
-        fill(&mut out, w);
-        kunit_expect_eq!(same_filled(&out), Some(w));
+        Sink::from(&mut out).fill_word(w);
+        kunit_expect_eq!(same(&out), Some(w));
         Ok(())
     }
 
@@ -781,67 +705,25 @@ mod tests {
         Ok(())
     }
 
-    /// The bio paths: `write_page_with` fills this CPU's page and stores it as `write_page`
-    /// would, `read_page_with` hands the page over from where it is; a failing `fill` changes
-    /// nothing, and the closures' errors come back.
+    /// What is not a page is refused, and past the end is an I/O error, before anything is
+    /// stored: the slots keep their contents.
     #[test]
-    fn closure_paths() -> Result {
-        let pages = [
-            page(|i| (i / 64) as u8)?, // compressible
-            random_page()?,            // incompressible: stored whole, read from the mapping
-            page(|_| 0x3c)?,           // same-filled
-        ];
+    fn bad_requests() -> Result {
         let storage = Storage::new(
             c_str!("rzram_kunit"),
             8 * PAGE_SIZE as u64,
             Algorithm::LzoRle,
         )?;
-        for (i, p) in pages.iter().enumerate() {
-            storage.write_page_with(
-                i,
-                |dst| {
-                    dst.copy_from_slice(p);
-                    Ok(())
-                },
-                0,
-            )?;
-        }
-        for (i, p) in pages.iter().enumerate() {
-            let mut seen = false;
-            storage.read_page_with(i, |src| {
-                seen = src == &p[..];
-                Ok(())
-            })?;
-            assert!(seen);
-        }
-        let s = &storage.table.stats;
-        assert_eq!(s.pages_stored.get(), 3);
-        assert_eq!(s.same_pages.get(), 1);
-        assert_eq!(s.huge_pages.get(), 1);
-        // A fill that fails stores nothing: page 0 keeps its contents.
-        assert_eq!(storage.write_page_with(0, |_| Err(EFAULT), 0), Err(EFAULT));
+        let p = page(|i| (i / 64) as u8)?;
+        storage.write_page(0, &p, 0)?;
+        assert_eq!(storage.write_page(0, &p[..100], 0), Err(EINVAL));
+        assert_eq!(storage.write_page(8, &p, 0), Err(EIO));
         let mut out = page(|_| 0)?;
-        storage.read_page(0, &mut out)?;
-        assert!(out == pages[0]);
-        assert_eq!(s.pages_stored.get(), 3);
-        // Past the end: EIO, and `fill` is not called.
-        let mut called = false;
-        let r = storage.write_page_with(
-            8,
-            |_| {
-                called = true;
-                Ok(())
-            },
-            0,
-        );
-        assert_eq!(r, Err(EIO));
-        assert!(!called);
-        // The reader's error comes back, for each kind of page.
-        for i in 0..pages.len() {
-            assert_eq!(storage.read_page_with(i, |_| Err(EFAULT)), Err(EFAULT));
-        }
-        // A buffer that is not a page is refused.
         assert_eq!(storage.read_page(0, &mut out[..100]), Err(EINVAL));
+        assert_eq!(storage.read_page(8, &mut out), Err(EIO));
+        storage.read_page(0, &mut out)?;
+        assert!(out == p);
+        assert_eq!(storage.table.stats.pages_stored.get(), 1);
         Ok(())
     }
 

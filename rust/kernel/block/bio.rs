@@ -38,7 +38,8 @@
 //! Only data bios (reads and writes) have segments: [`Bio::op`] gives access to them through
 //! [`Op::Read`] and [`Op::Write`]. A segment's memory may be written by others while the driver
 //! handles it (an `O_DIRECT` buffer is not covered by stable writes), so it is reached only by
-//! copies, never as a Rust reference.
+//! copies or as an [`io_buf`](crate::io_buf) source (writes) or sink (reads) lent for a closure,
+//! never as a Rust reference.
 //!
 //! A disk built by `build_bio` never has partitions (`GENHD_FL_NO_PART`, as zram): its only block
 //! device is the whole disk, so a bio's sector and the slot of

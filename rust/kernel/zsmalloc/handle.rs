@@ -6,6 +6,7 @@ use super::*;
 use crate::{
     bindings,
     error::{code::*, Result},
+    io_buf::Source,
 };
 use core::{mem::ManuallyDrop, num::NonZeroUsize, sync::atomic::Ordering};
 
@@ -147,7 +148,27 @@ impl<'a> NewObject<'a> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn write(self, data: &[u8]) -> Result<Handle<'a>> {
-        if data.is_empty() {
+        self.write_from(Source::from(data))
+    }
+
+    /// As [`write`](Self::write), from a [`Source`]: memory that others may write meanwhile,
+    /// such as a bio's page, copied by C's `memcpy()` (what the object then holds is
+    /// unspecified if the source changed during the copy, but it is written whole).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use kernel::{c_str, io_buf::Source, zsmalloc::Pool};
+    ///
+    /// let pool = Pool::new(c_str!("doc"))?;
+    /// let page = KVec::from_elem(0x5au8, 4096, GFP_KERNEL)?;
+    /// let h = pool.alloc(4096, GFP_KERNEL)?.write_from(Source::from(&page))?;
+    /// assert!(h.map_read(4096)?.iter().all(|&b| b == 0x5a));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn write_from(self, src: Source<'_>) -> Result<Handle<'a>> {
+        let len = src.len();
+        if len == 0 {
             return Err(EINVAL);
         }
         {
@@ -156,17 +177,17 @@ impl<'a> NewObject<'a> {
             let m = unsafe { Mapping::new(self.0.pool, self.0.raw.get(), None, MODE_WRITE) }?;
             // The whole object is mapped: `m.len` is the capacity of its class.
             let cap = m.len;
-            if data.len() > cap {
+            if len > cap {
                 // Nothing is written; the object is freed with `self`.
                 return Err(EINVAL);
             }
             let dst = m.ptr.as_ptr();
             // SAFETY: by `Mapping`'s invariant `dst` is valid for writes of `cap` bytes until `m`
             // is dropped; the object is new and owned by `self`, so nothing else accesses it, and
-            // `data` (borrowed for the call) cannot overlap it. `data.len() <= cap`.
+            // the source (valid for reads of `len` bytes) cannot overlap it. `len <= cap`.
             unsafe {
-                core::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
-                core::ptr::write_bytes(dst.add(data.len()), 0, cap - data.len());
+                bindings::memcpy(dst.cast(), src.as_ptr().cast(), len);
+                core::ptr::write_bytes(dst.add(len), 0, cap - len);
             }
             // Dropping `m` unmaps the object, which for an object that spans two pages copies
             // the per-CPU buffer into it.

@@ -34,10 +34,12 @@ pub const MAX_ALLOC_SIZE: usize = PAGE_SIZE;
 /// - `capacity[i]` is the largest size in `1..=MAX_ALLOC_SIZE` that `zs_malloc()` places in the
 ///   size class of index `i` (0 if it places none there), so every object of that class has at
 ///   least that many bytes; every class index the pool returns is below `capacity.len()`.
+/// - `huge_size` is `zs_huge_class_size()` of the pool, which does not change after creation.
 pub struct Pool {
     pub(super) ptr: NonNull<bindings::zs_pool>,
     pub(super) live: AtomicUsize,
     pub(super) capacity: KVec<u32>,
+    huge_size: usize,
 }
 
 // SAFETY: every zsmalloc function that takes a pool may be called from any thread; the pool has
@@ -78,6 +80,8 @@ impl Pool {
             ptr,
             live: AtomicUsize::new(0),
             capacity: KVec::new(),
+            // SAFETY: the pool is valid.
+            huge_size: unsafe { bindings::zs_huge_class_size(ptr.as_ptr()) },
         };
         // From here an error drops `pool`, which destroys the empty C pool. Class indices grow
         // with the size, so the largest size has the largest index.
@@ -302,6 +306,9 @@ impl Pool {
     /// Returns the smallest object size that the pool stores in a class of its own, one object
     /// per page ("huge"). Objects at least this large gain nothing from compression.
     ///
+    /// Read once, when the pool was created (zsmalloc fixes it then), as zram caches it: this is
+    /// a field load, cheap enough for every write.
+    ///
     /// # Examples
     ///
     /// ```
@@ -311,9 +318,9 @@ impl Pool {
     /// assert!(pool.huge_class_size() <= MAX_ALLOC_SIZE);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn huge_class_size(&self) -> usize {
-        // SAFETY: the pool is valid.
-        unsafe { bindings::zs_huge_class_size(self.raw()) }
+        self.huge_size
     }
 
     /// Returns the index of the size class that stores objects of `size` bytes.

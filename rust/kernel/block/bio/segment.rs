@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The data of a read or write bio: its segments, reached only by copies.
+//! The data of a read or write bio: its segments, reached by copies or through an
+//! [`io_buf`](crate::io_buf) source or sink, never as Rust references.
 //!
 //! C header: [`include/linux/bio.h`](srctree/include/linux/bio.h)
 
@@ -8,13 +9,15 @@ use super::Bio;
 use crate::{
     bindings,
     error::{code::*, Result},
+    io_buf::{Sink, Source},
 };
 use core::marker::PhantomData;
 
 /// The directions of a data bio, as type parameters of [`Data`] and [`Segment`].
 ///
 /// The direction decides which way a segment's memory may be copied: a read's segments are
-/// filled ([`Segment::copy_from_slice`]), a write's are only read ([`Segment::copy_to_slice`]).
+/// filled ([`Segment::copy_from_slice`], [`Segment::with_sink`]), a write's are only read
+/// ([`Segment::copy_to_slice`], [`Segment::with_source`]).
 /// A write's pages belong to the submitter and may be shared and read-only (the zero page of a
 /// write-zeroes done by writes, a read-only file mapping under `O_DIRECT`): writing into them
 /// would corrupt memory. Checked by `tests/compile_fail/fail_bio_fill_write_segment.rs`.
@@ -140,6 +143,26 @@ impl Segment<'_, dir::Write> {
         unsafe { bindings::memcpy_from_page(dst.as_mut_ptr().cast(), self.page, start, dst.len()) };
         Ok(())
     }
+
+    /// Calls `f` with the segment's memory as a [`Source`], mapped for the call
+    /// (`kmap_local_page()`), and returns what it returns.
+    ///
+    /// Others may write the memory meanwhile (an `O_DIRECT` buffer): a source is read only by C
+    /// or by volatile loads (see [`io_buf`](crate::io_buf)). `f` may sleep. The source cannot
+    /// outlive the call (checked by `tests/compile_fail/fail_bio_source_escapes.rs`).
+    #[inline]
+    pub fn with_source<R>(&self, f: impl FnOnce(Source<'_>) -> R) -> R {
+        // SAFETY: the page is alive for `'a` (type invariant); the mapping is undone below, after
+        // the mappings `f` made and undid (local mappings nest).
+        let base = unsafe { bindings::kmap_local_page(self.page) }.cast::<u8>();
+        // SAFETY: `offset + len <= PAGE_SIZE` (type invariant), so the bytes are within the
+        // mapped page, which stays mapped until after `f` returns, and the source cannot outlive
+        // `f`'s call. Rust holds no reference to a bio's memory.
+        let r = f(unsafe { Source::from_raw(base.add(self.offset as usize), self.bytes()) });
+        // SAFETY: mapped above, on this thread; nothing uses the mapping any more.
+        unsafe { bindings::kunmap_local(base.cast()) };
+        r
+    }
 }
 
 impl Segment<'_, dir::Read> {
@@ -156,5 +179,28 @@ impl Segment<'_, dir::Read> {
         // `range`); `src` is valid for reads of `src.len()` bytes.
         unsafe { bindings::memcpy_to_page(self.page, start, src.as_ptr().cast(), src.len()) };
         Ok(())
+    }
+
+    /// Calls `f` with the segment's memory as a [`Sink`], mapped for the call
+    /// (`kmap_local_page()`), and returns what it returns; the data cache is then kept coherent
+    /// with the page's user mappings (`flush_dcache_page()`), as after `memcpy_to_page()`.
+    ///
+    /// Others may read or write the memory meanwhile (an `O_DIRECT` buffer): a sink is written
+    /// only by C (see [`io_buf`](crate::io_buf)). `f` may sleep. The sink cannot outlive the call
+    /// (checked by `tests/compile_fail/fail_bio_sink_escapes.rs`).
+    #[inline]
+    pub fn with_sink<R>(&mut self, f: impl FnOnce(Sink<'_>) -> R) -> R {
+        // SAFETY: the page is alive for `'a` (type invariant); the mapping is undone below, after
+        // the mappings `f` made and undid (local mappings nest).
+        let base = unsafe { bindings::kmap_local_page(self.page) }.cast::<u8>();
+        // SAFETY: as in `with_source`; a read's pages are the submitter's buffers for the data,
+        // so any bytes written there are what the bio asks for.
+        let r = f(unsafe { Sink::from_raw(base.add(self.offset as usize), self.bytes()) });
+        // SAFETY: the page is alive; mapped above, on this thread, and no longer used.
+        unsafe {
+            bindings::bio_flush_dcache_page(self.page);
+            bindings::kunmap_local(base.cast());
+        }
+        r
     }
 }
