@@ -412,7 +412,11 @@ impl Deflate {
     /// # Safety
     ///
     /// `z` must be a stream of `self`, not in use by another call.
-    unsafe fn set_buffers(z: *mut bindings::z_stream_s, src: (*const u8, usize), dst: (*mut u8, usize)) {
+    unsafe fn set_buffers(
+        z: *mut bindings::z_stream_s,
+        src: (*const u8, usize),
+        dst: (*mut u8, usize),
+    ) {
         // SAFETY: by the caller's promise `z` is valid and ours alone for the call.
         unsafe {
             (*z).next_in = src.0;

@@ -47,6 +47,11 @@ use core::{marker::PhantomData, ptr::NonNull};
 /// The bytes of a machine word, the unit of [`Source::same_filled`] and [`Sink::fill_word`].
 const WORD: usize = core::mem::size_of::<usize>();
 
+/// Whether `p` is aligned for a machine word.
+fn word_aligned(p: *const u8) -> bool {
+    (p as usize) % core::mem::align_of::<usize>() == 0
+}
+
 /// Memory to read from, which others may write meanwhile.
 ///
 /// # Invariants
@@ -121,7 +126,7 @@ impl<'a> Source<'a> {
     pub fn same_filled(&self) -> Option<usize> {
         let words = self.len / WORD;
         let p = self.ptr.as_ptr().cast::<usize>();
-        if words == 0 || self.len % WORD != 0 || !p.is_aligned() {
+        if words == 0 || self.len % WORD != 0 || !word_aligned(p.cast()) {
             return None;
         }
         // SAFETY: for `i < words`, `p + i` is an aligned word within the `len` bytes valid for
@@ -269,7 +274,7 @@ impl<'a> Sink<'a> {
             return;
         }
         let (words, rest) = (self.len / WORD, self.len % WORD);
-        if p.cast::<usize>().is_aligned() {
+        if word_aligned(p) {
             // SAFETY: as above: `words` aligned words from `p` are within the `len` bytes.
             unsafe {
                 #[cfg(CONFIG_64BIT)]

@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A segment's memory is never handed out as `&[u8]`: others may write it meanwhile (an
-//! `O_DIRECT` buffer is not covered by stable writes). It is reached only by copies. Documented
-//! at `kernel::block::bio::Segment::copy_to_slice`.
+//! `O_DIRECT` buffer is not covered by stable writes). It is reached only by copies, or as an
+//! `io_buf` source or sink that only C and volatile loads touch. Documented at
+//! `kernel::block::bio::Segment::copy_to_slice`.
 
 use kernel::{
     block::bio::{Bio, Op},

@@ -653,7 +653,17 @@ mod tests {
         let p = page(|i| (i % core::mem::size_of::<usize>()) as u8)?;
         kunit_expect!(same(&p).is_some());
         // One byte off anywhere: the first word, the last, or a word of each unrolled round.
-        for at in [0, 1, 8, 17, 26, 35, PAGE_SIZE / 2, PAGE_SIZE - 9, PAGE_SIZE - 1] {
+        for at in [
+            0,
+            1,
+            8,
+            17,
+            26,
+            35,
+            PAGE_SIZE / 2,
+            PAGE_SIZE - 9,
+            PAGE_SIZE - 1,
+        ] {
             let p = page(|i| u8::from(i == at))?;
             kunit_expect_eq!(same(&p), None);
         }
