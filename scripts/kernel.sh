@@ -49,8 +49,9 @@ case "$variant" in
 zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
 test)
 	frags+=("$FRAG/rzram.config" "$FRAG/debug.config" "$FRAG/kasan.config")
-	# x86_64 tests rzram alone, in compat mode (zram names), without the C zram.
-	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config")
+	# x86_64 tests rzram alone, in compat mode (zram names), without the C zram,
+	# and without access times (the arm64 kernel has them).
+	[ "$arch" = x86_64 ] && frags+=("$FRAG/compat.config" "$FRAG/rzram-lean.config")
 	# One arm64 build serves the guest tests and kunit.py: the suites are built
 	# in and run only when kunit.py boots the kernel.
 	[ "$arch" = arm64 ] && frags+=("$FRAG/kunit.kunitconfig")

@@ -165,9 +165,10 @@ GUEST_TESTS_writeback=rzram_recompress,rzram_writeback,regress_wb_completion,reg
 # arm64 also swaps on the C zram, whose slot frees go through the series'
 # deferred free.
 GUEST_TESTS_arm64_swap=$GUEST_TESTS_swap,zram_swap_pressure
-# x86_64's own: the compat module under swap, a file system and O_DIRECT, CPU
-# hotplug, the torture test; and the tools that drive zram, unchanged.
-GUEST_TESTS_x86_64_compat=smp,swap_onoff,ext4,rzram_odirect,cpu_hotplug,torture,regress_wb_disksize_race
+# x86_64's own: the compat module under swap, a file system and O_DIRECT,
+# block_state and idle without access times (rzram-lean.config), CPU hotplug,
+# the torture test; and the tools that drive zram, unchanged.
+GUEST_TESTS_x86_64_compat=smp,swap_onoff,ext4,rzram_odirect,rzram_block_state,cpu_hotplug,torture,regress_wb_disksize_race
 GUEST_TESTS_x86_64_tools=rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module
 GUEST_BOOTS_arm64=$GUEST_BOOTS
 GUEST_BOOTS_x86_64="compat tools"

@@ -348,10 +348,13 @@ fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 
 /// `idle`: `all` marks every stored page idle; a number of seconds marks those not accessed for
 /// that long and clears the mark of the others. `EINVAL` for anything else (overflow included, as
-/// zram) and before `disksize`.
+/// zram), before `disksize`, and for a number without `CONFIG_RZRAM_TRACK_ENTRY_ACTIME` (as zram
+/// without `CONFIG_ZRAM_TRACK_ENTRY_ACTIME`).
 fn idle_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let cutoff = if sysfs_streq(input, b"all") {
         i64::MAX
+    } else if cfg!(not(CONFIG_RZRAM_TRACK_ENTRY_ACTIME)) {
+        return Err(EINVAL);
     } else {
         let age = kstrtoull_base(input, 0).map_err(|_| EINVAL)?;
         let age = i64::try_from(age).unwrap_or(i64::MAX);

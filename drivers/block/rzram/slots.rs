@@ -564,9 +564,12 @@ pub(crate) fn now_secs() -> u32 {
     u32::try_from(secs.max(0)).unwrap_or(u32::MAX)
 }
 
-/// Records an access to a locked slot, as zram does on every read and write: its access time
-/// becomes now, and it is no longer idle.
+/// Records an access to a locked slot, as zram does on every read and write: it is no longer
+/// idle, and with `CONFIG_RZRAM_TRACK_ENTRY_ACTIME` its access time becomes now (without it, a
+/// slot's access time stays 0, and nothing reads the clock).
+#[inline]
 pub(crate) fn accessed(g: &mut SlotGuard<'_>) {
+    #[cfg(CONFIG_RZRAM_TRACK_ENTRY_ACTIME)]
     g.set_aux(now_secs());
     State::of(g).with_idle(false).set(g);
 }
