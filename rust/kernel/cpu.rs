@@ -40,6 +40,7 @@ pub struct CpuId(u32);
 impl CpuId {
     /// Returns the CPU the caller runs on. Unless preemption is disabled the caller may migrate
     /// at once, so the answer may already be stale.
+    #[inline]
     pub fn current() -> Self {
         // SAFETY: FFI call without preconditions.
         let cpu = unsafe { bindings::raw_smp_processor_id() };
@@ -48,6 +49,7 @@ impl CpuId {
     }
 
     /// Returns the number as an index.
+    #[inline]
     pub fn as_usize(self) -> usize {
         self.0 as usize
     }

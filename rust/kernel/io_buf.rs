@@ -48,6 +48,7 @@ use core::{marker::PhantomData, ptr::NonNull};
 const WORD: usize = core::mem::size_of::<usize>();
 
 /// Whether `p` is aligned for a machine word.
+#[inline]
 fn word_aligned(p: *const u8) -> bool {
     (p as usize) % core::mem::align_of::<usize>() == 0
 }
@@ -75,6 +76,7 @@ impl<'a> Source<'a> {
     /// `ptr` must be valid for reads of `len` bytes for `'a`, and not freed or unmapped
     /// meanwhile. Others may write the memory during `'a`, but Rust must hold no exclusive
     /// reference to it.
+    #[inline]
     pub unsafe fn from_raw(ptr: *const u8, len: usize) -> Self {
         // INVARIANT: by the caller's promise. A dangling pointer is never read for `len == 0`.
         Source {
@@ -85,16 +87,19 @@ impl<'a> Source<'a> {
     }
 
     /// Returns the length in bytes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Returns whether the source is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Returns the address, for C to read `len()` bytes from while the source lives.
+    #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }
@@ -158,6 +163,7 @@ impl<'a> Source<'a> {
     /// Copies the source into `dst`, which must have its length (`EINVAL` otherwise).
     ///
     /// The copy is C's `memcpy()`.
+    #[inline]
     pub fn copy_to_slice(&self, dst: &mut [u8]) -> Result {
         if dst.len() != self.len {
             return Err(EINVAL);
@@ -171,6 +177,7 @@ impl<'a> Source<'a> {
 }
 
 impl<'a> From<&'a [u8]> for Source<'a> {
+    #[inline]
     fn from(s: &'a [u8]) -> Self {
         // SAFETY: a shared slice is valid for reads of its length for `'a`, and no one writes it
         // meanwhile.
@@ -179,6 +186,7 @@ impl<'a> From<&'a [u8]> for Source<'a> {
 }
 
 impl<'a, A: Allocator> From<&'a Vec<u8, A>> for Source<'a> {
+    #[inline]
     fn from(v: &'a Vec<u8, A>) -> Self {
         Source::from(&v[..])
     }
@@ -207,6 +215,7 @@ impl<'a> Sink<'a> {
     /// meanwhile; any bytes written there must be acceptable to its owner (it is a buffer given
     /// to be filled). Others may read or write the memory during `'a`, but Rust must hold no
     /// reference to it.
+    #[inline]
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Self {
         // INVARIANT: by the caller's promise. A dangling pointer is never written for `len == 0`.
         Sink {
@@ -217,16 +226,19 @@ impl<'a> Sink<'a> {
     }
 
     /// Returns the length in bytes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Returns whether the sink is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Returns the address, for C to write at most `len()` bytes to while the sink lives.
+    #[inline]
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
@@ -234,6 +246,7 @@ impl<'a> Sink<'a> {
     /// Copies `src`, which must have the sink's length (`EINVAL` otherwise), into the sink.
     ///
     /// The copy is C's `memcpy()`.
+    #[inline]
     pub fn copy_from_slice(&mut self, src: &[u8]) -> Result {
         if src.len() != self.len {
             return Err(EINVAL);
@@ -265,6 +278,7 @@ impl<'a> Sink<'a> {
     /// assert_eq!(v[12], 0x5a);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn fill_word(&mut self, w: usize) {
         let bytes = w.to_ne_bytes();
         let p = self.ptr.as_ptr();
@@ -295,6 +309,7 @@ impl<'a> Sink<'a> {
 }
 
 impl<'a> From<&'a mut [u8]> for Sink<'a> {
+    #[inline]
     fn from(s: &'a mut [u8]) -> Self {
         // SAFETY: an exclusive slice is valid for writes of its length for `'a`, any bytes are
         // valid `u8`s, and nothing else uses it meanwhile.
@@ -303,6 +318,7 @@ impl<'a> From<&'a mut [u8]> for Sink<'a> {
 }
 
 impl<'a, A: Allocator> From<&'a mut Vec<u8, A>> for Sink<'a> {
+    #[inline]
     fn from(v: &'a mut Vec<u8, A>) -> Self {
         Sink::from(&mut v[..])
     }

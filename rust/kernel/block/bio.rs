@@ -135,6 +135,7 @@ impl Bio {
     }
 
     /// Starts the I/O accounting of the bio, unless it has started.
+    #[inline]
     pub(super) fn start_io_acct(&mut self) {
         if self.acct_start.is_none() {
             // SAFETY: the bio is valid and not completed; `bi_bdev` is the disk's block device,
@@ -150,6 +151,7 @@ impl Bio {
     /// # Safety
     ///
     /// Called once; the bio is not used afterwards, not even dropped.
+    #[inline]
     unsafe fn complete(&mut self, sts: bindings::blk_status_t) {
         let ptr = self.raw();
         // SAFETY: the bio is owned by the driver and not completed (type invariant), and the
@@ -164,11 +166,13 @@ impl Bio {
         }
     }
 
+    #[inline]
     pub(crate) fn raw(&self) -> *mut bindings::bio {
         self.ptr.as_ptr()
     }
 
     /// Returns the operation, with access to the data for reads and writes.
+    #[inline]
     pub fn op(&mut self) -> Op<'_> {
         // SAFETY: the bio is valid; `bi_opf` is not changed while the driver owns it.
         let op = unsafe { (*self.raw()).bi_opf } & ((1 << bindings::REQ_OP_BITS) - 1);
@@ -184,18 +188,21 @@ impl Bio {
     }
 
     /// Returns the first sector (512 bytes) the bio addresses.
+    #[inline]
     pub fn sector(&self) -> u64 {
         // SAFETY: the bio is valid and owned by the driver.
         unsafe { (*self.raw()).bi_iter.bi_sector }
     }
 
     /// Returns the number of bytes the bio addresses.
+    #[inline]
     pub fn size(&self) -> u32 {
         // SAFETY: the bio is valid and owned by the driver.
         unsafe { (*self.raw()).bi_iter.bi_size }
     }
 
     /// Completes the bio: successfully, or with the error's block status.
+    #[inline]
     pub fn end(self, status: Result) {
         let sts = match status {
             Ok(()) => 0,
@@ -209,6 +216,7 @@ impl Bio {
 }
 
 impl Drop for Bio {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: FFI call without preconditions.
         let sts = unsafe { bindings::errno_to_blk_status(EIO.to_errno()) };

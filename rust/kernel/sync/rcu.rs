@@ -262,6 +262,7 @@ impl<T: Send + Sync> RcuArc<T> {
     }
 
     /// Returns a new reference to the value now held.
+    #[inline]
     pub fn get_arc(&self) -> Option<Arc<T>> {
         let guard = Guard::new();
         let p = self.ptr.load(Ordering::Acquire);

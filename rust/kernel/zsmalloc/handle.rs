@@ -22,17 +22,20 @@ pub(super) struct Object<'a> {
 }
 
 impl Object<'_> {
+    #[inline]
     pub(super) fn class_index(&self) -> u32 {
         // SAFETY: the object is live and cannot be freed while `self` is borrowed.
         unsafe { class_index_raw(self.pool, self.raw.get()) }
     }
 
+    #[inline]
     pub(super) fn capacity(&self) -> usize {
         self.pool.capacity_of(self.class_index())
     }
 }
 
 impl Drop for Object<'_> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the pool is valid and `raw` is a live handle of it owned by `self`, freed once,
         // here.
@@ -46,6 +49,7 @@ impl Drop for Object<'_> {
 /// # Safety
 ///
 /// `raw` must be a live handle of `pool`, not freed during the call.
+#[inline]
 pub(super) unsafe fn class_index_raw(pool: &Pool, raw: usize) -> u32 {
     // SAFETY: the pool is valid and, by the caller, `raw` is a live handle of it.
     unsafe { bindings::zs_handle_class_index(pool.raw(), raw) }
@@ -84,6 +88,7 @@ impl<'a> NewObject<'a> {
     ///
     /// Context: task context, never interrupt context; not while this thread holds a
     /// [`ReadGuard`] (on 32-bit this takes the class lock).
+    #[inline]
     pub fn class_index(&self) -> u32 {
         self.0.class_index()
     }
@@ -105,11 +110,13 @@ impl<'a> NewObject<'a> {
     /// }
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.0.capacity()
     }
 
     /// Returns the pool the object belongs to.
+    #[inline]
     pub fn pool(&self) -> &'a Pool {
         self.0.pool
     }
@@ -147,6 +154,7 @@ impl<'a> NewObject<'a> {
     /// assert_eq!(pool.live_objects(), 1);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn write(self, data: &[u8]) -> Result<Handle<'a>> {
         self.write_from(Source::from(data))
     }
@@ -166,6 +174,7 @@ impl<'a> NewObject<'a> {
     /// assert!(h.map_read(4096)?.iter().all(|&b| b == 0x5a));
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn write_from(self, src: Source<'_>) -> Result<Handle<'a>> {
         let len = src.len();
         if len == 0 {
@@ -247,6 +256,7 @@ impl<'a> Handle<'a> {
     /// [`Pool::class_index_for`] of the size it was allocated with.
     ///
     /// Context: as [`NewObject::class_index`].
+    #[inline]
     pub fn class_index(&self) -> u32 {
         self.0.class_index()
     }
@@ -254,11 +264,13 @@ impl<'a> Handle<'a> {
     /// Returns how many bytes can be read: the capacity of the object's size class.
     ///
     /// Context: as [`NewObject::class_index`].
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.0.capacity()
     }
 
     /// Returns the pool the object belongs to.
+    #[inline]
     pub fn pool(&self) -> &'a Pool {
         self.0.pool
     }
@@ -291,6 +303,7 @@ impl<'a> Handle<'a> {
     /// assert_eq!(b.map_read(100)?[99], 0xa5);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn map_read(&self, len: usize) -> Result<ReadGuard<'_>> {
         // SAFETY: `raw` is a live handle of `pool` whose object was written (type invariants);
         // it stays live while `self` is borrowed, which the guard does.
@@ -301,6 +314,7 @@ impl<'a> Handle<'a> {
     ///
     /// The object stays allocated (and counted in [`Pool::live_objects`]); [`Handle::from_raw`]
     /// takes it back.
+    #[inline]
     pub(super) fn into_raw(self) -> usize {
         let this = ManuallyDrop::new(self);
         this.0.raw.get()
@@ -313,6 +327,7 @@ impl<'a> Handle<'a> {
     ///
     /// `raw` must come from [`Handle::into_raw`] of a handle of `pool`, and this must be the only
     /// `from_raw` of that `into_raw`.
+    #[inline]
     pub(super) unsafe fn from_raw(raw: usize, pool: &'a Pool) -> Option<Handle<'a>> {
         // INVARIANT: by the caller, `raw` is a live, written object of `pool` whose ownership
         // (counted in `live`) comes back from `into_raw` exactly once.

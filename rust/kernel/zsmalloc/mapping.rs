@@ -31,6 +31,7 @@ pub(super) const MODE_WRITE: bindings::zs_mapmode = bindings::zs_mapmode_ZS_MM_W
 ///
 /// `raw` must be a live handle of `pool` whose object has been written by [`NewObject::write`],
 /// and must stay live for `'g`.
+#[inline]
 pub(super) unsafe fn map_read_raw<'g>(
     pool: &'g Pool,
     raw: usize,
@@ -70,6 +71,7 @@ impl<'a> Mapping<'a> {
     /// # Safety
     ///
     /// `handle` must be a live handle of `pool` that stays live for `'a`.
+    #[inline]
     pub(super) unsafe fn new(
         pool: &'a Pool,
         handle: usize,
@@ -123,6 +125,7 @@ impl<'a> Mapping<'a> {
     ///
     /// `handle` must be a live handle of `pool`, and preemption must be disabled since `cpu` was
     /// read.
+    #[inline]
     pub(super) unsafe fn check(
         pool: &Pool,
         handle: usize,
@@ -146,6 +149,7 @@ impl<'a> Mapping<'a> {
 }
 
 impl Drop for Mapping<'_> {
+    #[inline]
     fn drop(&mut self) {
         // Still on `self.cpu`: preemption has been disabled since the map.
         MAPPED[self.cpu].store(false, Ordering::Relaxed);
@@ -194,6 +198,7 @@ pub struct ReadGuard<'a> {
 impl Deref for ReadGuard<'_> {
     type Target = [u8];
 
+    #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: by `Mapping`'s invariant the bytes are valid until the guard drops; by the
         // type invariant they are initialised and nothing writes them meanwhile.

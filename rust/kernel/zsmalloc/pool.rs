@@ -100,11 +100,13 @@ impl Pool {
         Ok(pool)
     }
 
+    #[inline]
     pub(super) fn raw(&self) -> *mut bindings::zs_pool {
         self.ptr.as_ptr()
     }
 
     /// The class index of `size`, which must be in `1..=MAX_ALLOC_SIZE`.
+    #[inline]
     pub(super) fn lookup_class(&self, size: usize) -> u32 {
         // SAFETY: the pool is valid by the type invariant; zsmalloc accepts any size (it clamps
         // sizes above the largest class) and `size` fits in a `u32` since it is at most a page.
@@ -112,6 +114,7 @@ impl Pool {
     }
 
     /// The number of bytes every object of class `index` can hold; 0 for an unknown index.
+    #[inline]
     pub(super) fn capacity_of(&self, index: u32) -> usize {
         self.capacity.get(index as usize).map_or(0, |&c| c as usize)
     }
@@ -142,6 +145,7 @@ impl Pool {
     /// assert_eq!(pool.live_objects(), 0);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn alloc(&self, size: usize, flags: Flags) -> Result<NewObject<'_>> {
         if size == 0 {
             return Err(EINVAL);
@@ -278,6 +282,7 @@ impl Pool {
     /// assert_eq!(pool.total_pages(), 0);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn total_pages(&self) -> usize {
         // SAFETY: the pool is valid.
         unsafe { bindings::zs_get_total_pages(self.raw()) as usize }

@@ -163,6 +163,7 @@ impl Table {
     }
 
     /// Returns the number of slots.
+    #[inline]
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -177,6 +178,7 @@ impl Table {
     /// The guard disables preemption until it is dropped: the thread must not sleep meanwhile.
     ///
     /// Context: task context, never interrupt context.
+    #[inline]
     pub fn lock(&self, i: usize) -> Option<SlotGuard<'_>> {
         let guard = self.slots.get(i)?.0.lock(self.class);
         Some(SlotGuard {
@@ -218,6 +220,7 @@ impl Table {
 
     /// Returns a snapshot of the caller bits of slot `i`, which a holder of its lock may change
     /// at any time; `None` if `i` is out of range.
+    #[inline]
     pub fn bits(&self, i: usize) -> Option<u32> {
         Some(self.slots.get(i)?.0.bits() & Self::MAX_BITS)
     }
@@ -257,16 +260,19 @@ pub struct SlotGuard<'t> {
 
 impl<'t> SlotGuard<'t> {
     /// Returns the index of the slot in its table.
+    #[inline]
     pub fn index(&self) -> usize {
         self.index
     }
 
     /// Returns the caller bits (30 bits), as they will be when the lock is released.
+    #[inline]
     pub fn bits(&self) -> u32 {
         self.guard.bits() & Table::MAX_BITS
     }
 
     /// Sets the caller bits, masked to 30 bits; they are stored when the lock is released.
+    #[inline]
     pub fn set_bits(&mut self, bits: u32) {
         let tag = self.guard.bits() & OBJECT;
         self.guard.set_bits((bits & Table::MAX_BITS) | tag);
@@ -275,22 +281,26 @@ impl<'t> SlotGuard<'t> {
     /// Returns the caller's 32-bit value (0 in a new slot), as it will be when the lock is
     /// released. A driver keeps per-slot data here that does not fit the caller bits, such as an
     /// access time; on 64-bit it takes no extra space.
+    #[inline]
     pub fn aux(&self) -> u32 {
         self.guard.aux
     }
 
     /// Sets the caller's 32-bit value; it is stored when the lock is released. Emptying or
     /// refilling the slot leaves it as it is.
+    #[inline]
     pub fn set_aux(&mut self, aux: u32) {
         self.guard.aux = aux;
     }
 
     /// Returns whether the slot holds an object.
+    #[inline]
     pub fn has_object(&self) -> bool {
         self.guard.bits() & OBJECT != 0
     }
 
     /// Returns the word the slot holds, or `None` if it holds an object.
+    #[inline]
     pub fn word(&self) -> Option<usize> {
         if self.has_object() {
             None
@@ -300,6 +310,7 @@ impl<'t> SlotGuard<'t> {
     }
 
     /// Returns the C handle of the slot's object, if it holds one.
+    #[inline]
     fn raw(&self) -> Option<usize> {
         if self.has_object() {
             Some(self.guard.word)
@@ -311,6 +322,7 @@ impl<'t> SlotGuard<'t> {
     /// Returns the index of the size class of the slot's object; `None` if it holds a word.
     ///
     /// Context: as [`Handle::class_index`].
+    #[inline]
     pub fn class_index(&self) -> Option<u32> {
         let raw = self.raw()?;
         // SAFETY: by the table's invariant `raw` is a live object of the table's pool, which
@@ -322,6 +334,7 @@ impl<'t> SlotGuard<'t> {
     ///
     /// Fails with [`EINVAL`] if the slot holds a word; otherwise as [`Handle::map_read`]. The
     /// guard borrows `self`, so the object stays in the slot while it is mapped.
+    #[inline]
     pub fn map_read(&self, len: usize) -> Result<ReadGuard<'_>> {
         let raw = self.raw().ok_or(EINVAL)?;
         // SAFETY: by the table's invariant `raw` is a live, written object of the table's pool;
@@ -354,6 +367,7 @@ impl<'t> SlotGuard<'t> {
     /// assert_eq!(other.live_objects(), 0);
     /// # Ok::<(), Error>(())
     /// ```
+    #[inline]
     pub fn replace(&mut self, new: Contents<'t>) -> Result<Contents<'t>> {
         let (word, tag) = match new {
             Contents::Word(w) => (w, 0),
@@ -381,6 +395,7 @@ impl<'t> SlotGuard<'t> {
     ///
     /// The handle borrows the table, so it cannot outlive it (checked by
     /// `tests/compile_fail/fail_zsmalloc_table_handle_outlives_table.rs`).
+    #[inline]
     pub fn take(&mut self) -> Option<Handle<'t>> {
         match self.take_contents() {
             Contents::Object(h) => Some(h),

@@ -45,6 +45,7 @@ impl<'a, D> Data<'a, D> {
     /// # Safety
     ///
     /// `bio` must be a read if `D` is [`dir::Read`], a write if `D` is [`dir::Write`].
+    #[inline]
     pub(super) unsafe fn new(bio: &'a mut Bio) -> Self {
         // INVARIANT: by the caller's promise; a read or write bio has `bi_size` bytes of data.
         Data {
@@ -58,6 +59,7 @@ impl<D> Data<'_, D> {
     /// Counts the bio in the disk's I/O statistics (`/sys/block/<disk>/stat`,
     /// `/proc/diskstats`, `inflight`) until it is completed, as a C bio-based driver does with
     /// `bio_start_io_acct()` and `bio_end_io_acct()`. Calling it again does nothing.
+    #[inline]
     pub fn start_io_acct(&mut self) {
         self.bio.start_io_acct();
     }
@@ -110,17 +112,20 @@ pub struct Segment<'a, D> {
 
 impl<D> Segment<'_, D> {
     /// Returns the sector the segment starts at.
+    #[inline]
     pub fn sector(&self) -> u64 {
         self.sector
     }
 
     /// Returns the length in bytes; never 0.
+    #[inline]
     pub fn bytes(&self) -> usize {
         self.len as usize
     }
 
     /// Returns the offset in the page of `len` bytes from `offset` in the segment, if they are
     /// within it.
+    #[inline]
     fn range(&self, offset: usize, len: usize) -> Result<usize> {
         match offset.checked_add(len) {
             Some(end) if end <= self.bytes() => Ok(self.offset as usize + offset),
