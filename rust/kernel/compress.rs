@@ -3,11 +3,11 @@
 //! The compression libraries of `lib/`: lzo, lzo-rle, lz4, lz4hc, zstd, deflate and 842.
 //!
 //! Each algorithm is a type implementing [`Compressor`], which owns its workspace. [`Stream`]
-//! selects one at run time by [`Algorithm`]; with [`CpuLocked`](crate::sync::CpuLocked) a driver
+//! selects one at run time by [`Algorithm`]; with [`LocalLocked`](crate::sync::LocalLocked) a driver
 //! keeps one stream per CPU, as zram does. The names are those zram uses.
 //!
-//! A compressor reads an [`Source`] and writes a slice of the caller's; a decompressor
-//! reads a slice and writes an [`Sink`]. Sources and sinks may be memory that others
+//! A compressor reads a [`Source`] and writes a slice of the caller's; a decompressor
+//! reads a slice and writes a [`Sink`]. Sources and sinks may be memory that others
 //! write meanwhile (a bio's pages under `O_DIRECT`), so that a block driver compresses from and
 //! decompresses into the bio's memory without a copy, as zram does; a slice converts into
 //! either. No input, and no change of it during the call, can make a call read or write out of

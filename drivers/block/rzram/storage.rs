@@ -5,7 +5,7 @@
 //! # Lock order
 //!
 //! A slot's lock (lockdep class `zsmalloc_table`), then this CPU's compression stream (a
-//! `CpuLocked` spinlock), then zsmalloc's mapping of an object (its per-CPU area and the zspage's
+//! `LocalLocked`, lockdep class `rzram_streams`), then zsmalloc's mapping of an object (its per-CPU area and the zspage's
 //! lock). A read takes all three, in that order. A write compresses and allocates with the
 //! stream and the mapping but without a slot lock, then takes the slot lock alone to swap the
 //! contents. The device's configuration mutex (`device.rs`) is never taken under any of these.
@@ -21,11 +21,12 @@ use kernel::{
     compress::{Algorithm, Stream},
     error::code::*,
     io_buf::{Sink, Source},
+    new_packed_lock_class,
     page::PAGE_SIZE,
     prelude::*,
     str::CStr,
     sync::Arc,
-    sync::CpuLocked,
+    sync::LocalLocked,
     types::ARef,
     zsmalloc::{Contents, Deferred, Handle, NewObject, Pool},
 };
@@ -71,7 +72,7 @@ fn decompress_page(
 pub(crate) struct Storage {
     pub(crate) table: Arc<Table>,
     pub(crate) deferred: Pin<KBox<Deferred<SwapFrees>>>,
-    pub(crate) streams: CpuLocked<Comp>,
+    pub(crate) streams: LocalLocked<Comp>,
     /// The algorithms by priority, as configured at initialisation.
     pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
     pub(crate) disksize: u64,
@@ -194,7 +195,7 @@ impl Storage {
         // Allocated with vmalloc(), quietly: its size comes from user space.
         let table = Arc::new(Table::new(pool.clone(), pages, backing_pages)?, GFP_KERNEL)?;
         let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
-        let streams = CpuLocked::new(|_| {
+        let streams = LocalLocked::new(new_packed_lock_class!("rzram_streams"), |_| {
             let mut streams = [None, None, None, None];
             for (prio, s) in streams.iter_mut().enumerate() {
                 if let Some(a) = cfg.algs[prio] {
@@ -598,8 +599,10 @@ impl Storage {
         self.write_page(0, &page, 0)?;
         self.read_page(0, &mut out)?;
         pr_info!("lockdep self-test: inverted order: stream, then slot lock\n");
-        self.streams.with(|_| drop(self.table.slots.lock(0)));
-        Ok(())
+        self.streams.with(|_| {
+            drop(self.table.slots.lock(0));
+            Ok(())
+        })
     }
 }
 

@@ -76,7 +76,7 @@ impl PackedLockClass {
     /// Tells lockdep that this thread is taking (`trylock`: took) a lock of the class.
     #[inline]
     #[allow(unused_variables)]
-    fn acquire(&'static self, trylock: bool) {
+    pub(crate) fn acquire(&'static self, trylock: bool) {
         #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
         // SAFETY: the map is set up (type invariant) and static. Arguments: subclass 0,
         // exclusive (read 0), full checking (check 1), no nest lock, no call site.
@@ -95,7 +95,7 @@ impl PackedLockClass {
 
     /// Tells lockdep that this thread released a lock of the class.
     #[inline]
-    fn release(&'static self) {
+    pub(crate) fn release(&'static self) {
         #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
         // SAFETY: the map is set up (type invariant) and static; `acquire` was called.
         unsafe {
@@ -199,16 +199,19 @@ impl<T> PackedLock<T> {
     }
 
     /// Returns a snapshot of the caller's bits, which a holder of the lock may change at any time.
+    #[inline]
     pub fn bits(&self) -> u32 {
         self.word.load(Ordering::Relaxed) & Self::MAX_BITS
     }
 
     /// Returns whether the lock is held, as a snapshot.
+    #[inline]
     pub fn is_locked(&self) -> bool {
         self.word.load(Ordering::Relaxed) & LOCKED != 0
     }
 
     /// Sets the lock bit once if it is clear; on success preemption stays disabled.
+    #[inline]
     fn raw_try_lock(&self) -> Option<u32> {
         // Balanced below or by the guard's drop.
         preempt_disable();
@@ -229,6 +232,7 @@ impl<T> PackedLock<T> {
     /// Tries to take the lock once; `class` is the lockdep class of the lock's table.
     ///
     /// Context: task context (see [`PackedLock`]).
+    #[inline]
     pub fn try_lock(&self, class: &'static PackedLockClass) -> Option<PackedGuard<'_, T>> {
         check_context();
         let bits = self.raw_try_lock()?;
@@ -248,6 +252,7 @@ impl<T> PackedLock<T> {
     /// Lockdep is told before spinning, so a deadlock is reported rather than hung in.
     ///
     /// Context: task context (see [`PackedLock`]).
+    #[inline]
     pub fn lock(&self, class: &'static PackedLockClass) -> PackedGuard<'_, T> {
         check_context();
         class.acquire(false);
@@ -293,11 +298,13 @@ pub struct PackedGuard<'a, T> {
 
 impl<T> PackedGuard<'_, T> {
     /// Returns the caller's bits as they will be when the lock is released.
+    #[inline]
     pub fn bits(&self) -> u32 {
         self.bits
     }
 
     /// Sets the caller's bits (masked to 31 bits); they are stored when the lock is released.
+    #[inline]
     pub fn set_bits(&mut self, bits: u32) {
         self.bits = bits & PackedLock::<T>::MAX_BITS;
     }
@@ -306,6 +313,7 @@ impl<T> PackedGuard<'_, T> {
 impl<T> Deref for PackedGuard<'_, T> {
     type Target = T;
 
+    #[inline]
     fn deref(&self) -> &T {
         // SAFETY: by the type invariants of `PackedGuard`, this thread set the lock bit of
         // `self.lock` and has not cleared it (only the guard's drop does). By those of
@@ -317,6 +325,7 @@ impl<T> Deref for PackedGuard<'_, T> {
 }
 
 impl<T> DerefMut for PackedGuard<'_, T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as in `deref`, `data` is reached only through this guard, and the mutable
         // reference borrows the guard mutably, so it is the only reference to `data` while it
@@ -326,6 +335,7 @@ impl<T> DerefMut for PackedGuard<'_, T> {
 }
 
 impl<T> Drop for PackedGuard<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         self.class.release();
         // Clears the lock bit and publishes the bits and the data to the next holder.

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One value per possible CPU, used with preemption disabled: [`LocalLocked`], the Rust shape of
+//! C's per-CPU data under a `local_lock_t`.
+//!
+//! [`LocalLocked::with`] disables preemption, looks up the CPU it runs on and hands `f` that
+//! CPU's value. Nothing else can reach the value meanwhile: another thread would have to run on
+//! this CPU, which it cannot until preemption is enabled again, and an interrupt handler that
+//! tries (or `f` itself, nested) finds the value busy and gets [`EBUSY`]. So there is no atomic
+//! read-modify-write and no shared cache line, as with `local_lock()` on a kernel without
+//! `PREEMPT_RT`: a preemption count, a CPU number, and a plain load and store of the value's busy
+//! flag.
+//!
+//! Lockdep tracks the values of a `LocalLocked` as one lock of the [`PackedLockClass`] it was
+//! created with (a spinning lock, as `local_lock_t` is on a kernel without `PREEMPT_RT`): an
+//! order inversion against other locks is reported, and so is a sleeping lock taken in `f`.
+//!
+//! C header: [`include/linux/local_lock.h`](srctree/include/linux/local_lock.h)
+
+use crate::{
+    alloc::{flags::*, KBox, KVec},
+    bindings,
+    cpu::nr_cpu_ids,
+    error::{code::*, Result},
+    sync::PackedLockClass,
+};
+use core::{
+    cell::UnsafeCell,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+/// A CPU's value and whether it is in use.
+///
+/// # Invariants
+///
+/// `value` is reached only by the CPU the slot belongs to, with preemption disabled, while
+/// `busy` is set; or through `&mut LocalLocked`.
+struct Slot<T> {
+    busy: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+/// A value per possible CPU, each reached only by its own CPU with preemption disabled.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{new_packed_lock_class, sync::LocalLocked};
+///
+/// let counters = LocalLocked::new(new_packed_lock_class!("doc_counters"), |_cpu| Ok(0u64))?;
+/// counters.with(|c| {
+///     *c += 1;
+///     // Nested use of this CPU's value is refused.
+///     assert_eq!(counters.with(|_| Ok(())), Err(EBUSY));
+///     Ok(())
+/// })?;
+/// assert_eq!(counters.into_values()?.iter().sum::<u64>(), 1);
+/// # Ok::<(), Error>(())
+/// ```
+///
+/// # Invariants
+///
+/// `slots` has one slot for each CPU number below `nr_cpu_ids()`, so at least one.
+pub struct LocalLocked<T> {
+    slots: KVec<KBox<Slot<T>>>,
+    class: &'static PackedLockClass,
+}
+
+// SAFETY: a value is created on one thread and used on others (one CPU's at a time, in `with`),
+// so `T` must be `Send`; `&LocalLocked` gives no access to a value that another thread may be
+// using (type invariant of `Slot`).
+unsafe impl<T: Send> Sync for LocalLocked<T> {}
+
+// SAFETY: as above; the values move along with it.
+unsafe impl<T: Send> Send for LocalLocked<T> {}
+
+impl<T: Send> LocalLocked<T> {
+    /// Creates the values, calling `init` with each CPU number; lockdep knows them as a lock of
+    /// `class`.
+    pub fn new(
+        class: &'static PackedLockClass,
+        mut init: impl FnMut(usize) -> Result<T>,
+    ) -> Result<Self> {
+        let n = nr_cpu_ids() as usize;
+        let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
+        for cpu in 0..n {
+            let slot = Slot {
+                busy: AtomicBool::new(false),
+                value: UnsafeCell::new(init(cpu)?),
+            };
+            slots.push(KBox::new(slot, GFP_KERNEL)?, GFP_KERNEL)?;
+        }
+        // INVARIANT: one slot per CPU number; `nr_cpu_ids` is at least 1. No value is in use.
+        Ok(LocalLocked { slots, class })
+    }
+
+    /// Calls `f` with the value of the CPU it runs on, with preemption disabled, and returns what
+    /// it returns.
+    ///
+    /// Fails with [`EBUSY`], without calling `f`, if this CPU's value is in use already: `with`
+    /// called again from `f` (of this `LocalLocked`), or from an interrupt that came while `f`
+    /// ran.
+    ///
+    /// Context: `f` must not sleep (on `PREEMPT_RT`, not even take a `spinlock_t`).
+    #[inline]
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> Result<R>) -> Result<R> {
+        // SAFETY: FFI calls without preconditions; balanced by `preempt_enable()` below, so the
+        // CPU number stays this thread's until then.
+        let cpu = unsafe {
+            bindings::preempt_disable();
+            bindings::raw_smp_processor_id() as usize
+        };
+        // Below `slots.len()` by the invariant; `min` lets the compiler drop the bounds check.
+        let slot = &self.slots[cpu.min(self.slots.len() - 1)];
+        // Only this CPU reads or writes its slot's flag, with preemption disabled; an interrupt
+        // runs to completion before the interrupted code goes on, so a plain load and store do.
+        let r = if slot.busy.load(Ordering::Relaxed) {
+            Err(EBUSY)
+        } else {
+            slot.busy.store(true, Ordering::Relaxed);
+            self.class.acquire(false);
+            // SAFETY: this is the slot of the CPU this thread runs on, with preemption disabled,
+            // and it was not in use: nothing else reaches `value` until `busy` is cleared below
+            // (type invariant of `Slot`). The reference does not outlive `f`'s call.
+            let r = f(unsafe { &mut *slot.value.get() });
+            self.class.release();
+            slot.busy.store(false, Ordering::Relaxed);
+            r
+        };
+        // SAFETY: balances the `preempt_disable()` above.
+        unsafe { bindings::preempt_enable() };
+        r
+    }
+
+    /// Returns the values, one per CPU number, once no CPU can be using them.
+    pub fn into_values(self) -> Result<KVec<T>> {
+        let mut v = KVec::with_capacity(self.slots.len(), GFP_KERNEL)?;
+        for s in self.slots {
+            // With `self` owned no `with` runs (it borrows `self`).
+            v.push(KBox::into_inner(s).value.into_inner(), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+}
