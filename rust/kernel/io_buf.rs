@@ -185,6 +185,13 @@ impl<'a> From<&'a [u8]> for Source<'a> {
     }
 }
 
+impl<'a, const N: usize> From<&'a [u8; N]> for Source<'a> {
+    #[inline]
+    fn from(a: &'a [u8; N]) -> Self {
+        Source::from(&a[..])
+    }
+}
+
 impl<'a, A: Allocator> From<&'a Vec<u8, A>> for Source<'a> {
     #[inline]
     fn from(v: &'a Vec<u8, A>) -> Self {
@@ -314,6 +321,13 @@ impl<'a> From<&'a mut [u8]> for Sink<'a> {
         // SAFETY: an exclusive slice is valid for writes of its length for `'a`, any bytes are
         // valid `u8`s, and nothing else uses it meanwhile.
         unsafe { Sink::from_raw(s.as_mut_ptr(), s.len()) }
+    }
+}
+
+impl<'a, const N: usize> From<&'a mut [u8; N]> for Sink<'a> {
+    #[inline]
+    fn from(a: &'a mut [u8; N]) -> Self {
+        Sink::from(&mut a[..])
     }
 }
 

@@ -6,8 +6,8 @@ use super::*;
 use crate::{
     alloc::{flags::*, Flags, KVec},
     bindings,
-    error::{code::*, from_err_ptr, Result},
-    ffi::c_void,
+    error::{code::*, Error, Result},
+    ffi::c_int,
     page::PAGE_SIZE,
     str::CStr,
 };
@@ -156,8 +156,12 @@ impl Pool {
         let gfp = flags.as_raw() | bindings::__GFP_HIGHMEM | bindings::__GFP_MOVABLE;
         // SAFETY: `self.raw()` is a valid pool by the type invariant; `size` is in range.
         let raw = unsafe { bindings::zs_malloc(self.raw(), size, gfp) };
-        // zs_malloc() returns an error pointer on failure.
-        from_err_ptr(raw as *mut c_void)?;
+        // zs_malloc() returns an error pointer's value on failure: the last `MAX_ERRNO` values
+        // (`IS_ERR_VALUE()`), checked here rather than through two helper calls.
+        if raw > usize::MAX - bindings::MAX_ERRNO as usize {
+            // The value is `-errno` as an `unsigned long`: the cast gives the negative errno.
+            return Err(Error::from_errno(raw as isize as c_int));
+        }
         let raw = NonZeroUsize::new(raw).ok_or(ENOMEM)?;
         self.live.fetch_add(1, Ordering::Relaxed);
         // INVARIANT: `raw` is a new handle of this pool, owned by the result and counted in
