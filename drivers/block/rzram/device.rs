@@ -13,9 +13,9 @@
 //! of them.
 //!
 //! The storage pointer takes no lock: readers follow it in an RCU read-side critical section (the
-//! swap notify, in the one swap's spinlock makes of its call) or take a reference (everything
-//! else); `disksize` and reset replace it under `config`, and a reset waits for an RCU grace
-//! period before it drops the old storage.
+//! swap notify, in the one swap's spinlock makes of its call; a bio, until a page must sleep) or
+//! take a reference (everything else); `disksize` and reset replace it under `config`, and a
+//! reset waits for an RCU grace period before it drops the old storage.
 
 use crate::{slots::MAX_PRIO, storage::Storage, writeback::WbLimit};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};

@@ -67,8 +67,9 @@ fn decompress_page(
 
 /// The memory of an initialised device: its table, its deferred-free queue and its streams.
 ///
-/// Replaced as a whole by `disksize` and dropped by `reset`; I/O holds a reference for its
-/// duration, so a reset never frees memory that a bio is using.
+/// Replaced as a whole by `disksize` and dropped by `reset`, after an RCU grace period: a bio
+/// uses it in an RCU read-side critical section, or holds a reference once a page must sleep
+/// (`io.rs`), so a reset never frees memory that a bio is using.
 pub(crate) struct Storage {
     pub(crate) table: Arc<Table>,
     pub(crate) deferred: Pin<KBox<Deferred<SwapFrees>>>,
@@ -127,6 +128,15 @@ enum Recompressed<'a> {
     Smaller(Handle<'a>, usize, usize),
     /// Nothing smaller, with `tried` algorithms; `all_tried` if they were every secondary one.
     NotSmaller { tried: usize, all_tried: bool },
+}
+
+/// What a page operation that must not sleep did (see [`Storage::try_read_page`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The page was read or written.
+    Done,
+    /// Nothing was done, since it would have slept: the caller does it again where it may.
+    WouldSleep,
 }
 
 /// Where a compressed page goes.
@@ -231,38 +241,60 @@ impl Storage {
     /// object being freed. A written-back page is read from the backing device into a page of
     /// its own, without the slot lock, and copied; the read is retried if the slot no longer
     /// holds that block afterwards (`writeback.rs`).
+    ///
+    /// May sleep (a written-back page is read from the backing device).
     pub(crate) fn read_page<'d>(&self, index: usize, dst: impl Into<Sink<'d>>) -> Result {
-        let mut dst = dst.into();
+        self.read_page_in(index, dst.into(), true).map(|_| ())
+    }
+
+    /// As [`read_page`](Self::read_page), without sleeping: a written-back page is left alone,
+    /// with `dst` unwritten, and the answer is [`Outcome::WouldSleep`]. Touches nothing shared
+    /// but the slot's lock word: a bio's read runs in an RCU read-side critical section until a
+    /// page needs to sleep (`io.rs`).
+    pub(crate) fn try_read_page(&self, index: usize, dst: Sink<'_>) -> Result<Outcome> {
+        self.read_page_in(index, dst, false)
+    }
+
+    /// [`read_page`](Self::read_page), sleeping if `may_sleep`.
+    // Inlined into the bio path, where `may_sleep` is a constant.
+    #[inline(always)]
+    fn read_page_in(&self, index: usize, mut dst: Sink<'_>, may_sleep: bool) -> Result<Outcome> {
         if dst.len() != PAGE_SIZE {
             return Err(EINVAL);
         }
         let t = &*self.table;
         loop {
             let mut g = t.slots.lock(index).ok_or(EIO)?;
-            slots::accessed(&mut g);
             let st = State::of(&g);
             if st.is_wb() {
+                if !may_sleep {
+                    return Ok(Outcome::WouldSleep);
+                }
+                slots::accessed(&mut g);
                 let block = g.word().ok_or(EIO)? as u64;
                 drop(g);
                 let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
                 if self.read_written_back(index, block, &mut page)? {
-                    return dst.copy_from_slice(&page);
+                    dst.copy_from_slice(&page)?;
+                    return Ok(Outcome::Done);
                 }
                 continue;
             }
+            slots::accessed(&mut g);
             if let Some(w) = g.word() {
                 dst.fill_word(w);
-                return Ok(());
+                return Ok(Outcome::Done);
             }
             let size = st.size();
             if size == PAGE_SIZE {
-                return dst.copy_from_slice(&g.map_read(size)?);
+                dst.copy_from_slice(&g.map_read(size)?)?;
+                return Ok(Outcome::Done);
             }
             // Stream, then mapping: the order of the write path, so that the two never wait on
             // each other.
-            return self
-                .streams
-                .with(|c| decompress_page(&mut c.streams, st.prio(), &g.map_read(size)?, dst));
+            self.streams
+                .with(|c| decompress_page(&mut c.streams, st.prio(), &g.map_read(size)?, dst))?;
+            return Ok(Outcome::Done);
         }
     }
 
@@ -278,13 +310,40 @@ impl Storage {
     /// May race with reads, writes, frees and the deferred free of the same page: the last to take
     /// the slot lock wins, and a write empties the slot first, which clears its stale bit, so a
     /// deferred free queued before it leaves the new contents alone.
+    ///
+    /// May sleep (when the pool needs memory that only reclaim gives).
     pub(crate) fn write_page<'s>(
         &self,
         index: usize,
         src: impl Into<Source<'s>>,
         limit_pages: u64,
     ) -> Result {
-        let src = src.into();
+        self.write_page_in(index, src.into(), limit_pages, true)
+            .map(|_| ())
+    }
+
+    /// As [`write_page`](Self::write_page), without sleeping: if the pool needs memory that
+    /// only a sleeping allocation gives, the page is left as it was and the answer is
+    /// [`Outcome::WouldSleep`].
+    pub(crate) fn try_write_page(
+        &self,
+        index: usize,
+        src: Source<'_>,
+        limit_pages: u64,
+    ) -> Result<Outcome> {
+        self.write_page_in(index, src, limit_pages, false)
+    }
+
+    /// [`write_page`](Self::write_page), sleeping if `may_sleep`.
+    // Inlined into the bio path, where `may_sleep` is a constant.
+    #[inline(always)]
+    fn write_page_in(
+        &self,
+        index: usize,
+        src: Source<'_>,
+        limit_pages: u64,
+        may_sleep: bool,
+    ) -> Result<Outcome> {
         if index >= self.table.slots.len() {
             return Err(EIO);
         }
@@ -292,7 +351,8 @@ impl Storage {
             return Err(EINVAL);
         }
         if let Some(w) = src.same_filled() {
-            return self.install_same(index, w);
+            self.install_same(index, w)?;
+            return Ok(Outcome::Done);
         }
         let pool = &self.table.pool;
         let mut spare = None;
@@ -302,8 +362,10 @@ impl Storage {
                 .with(|c| store(pool, &mut c.streams, &mut c.buf, src, &mut spare))?;
             match stored {
                 Compressed::Stored(h, len, huge) => {
-                    return self.install(index, h, len, huge, limit_pages)
+                    self.install(index, h, len, huge, limit_pages)?;
+                    return Ok(Outcome::Done);
                 }
+                Compressed::NeedMemory(_) if !may_sleep => return Ok(Outcome::WouldSleep),
                 Compressed::NeedMemory(len) => {
                     // The slow path may sleep, so it runs without the stream.
                     self.table.stats.writestall.inc();
