@@ -25,7 +25,7 @@
 #      BENCH_PARTS (default "munmap notify fio binding writeback iocount"),
 #      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
 #      (CPUs that others may use during a round, default 0.25),
-#      BENCH_FIO_ROUNDS (default 3), BENCH_NOTIFY_PAGES (default 4096).
+#      BENCH_FIO_ROUNDS (default 10, even: each device first in half), BENCH_NOTIFY_PAGES (default 4096).
 . "$(dirname "$0")/lib.sh"
 
 rounds=${BENCH_ROUNDS:-15}
@@ -100,7 +100,7 @@ if [[ "$parts" == *" notify "* ]]; then
 	bench_boot bench-notify-icount bench bench_notify 1024 "rzrounds=3 rzwarm=1 rznpages=$np" --icount
 fi
 if [[ "$parts" == *" fio "* ]]; then
-	bench_boot bench-fio bench bench_fio 1024 "rzrounds=${BENCH_FIO_ROUNDS:-3} rzdevs=zram,rzram"
+	bench_boot bench-fio bench bench_fio 1024 "rzrounds=${BENCH_FIO_ROUNDS:-10} rzdevs=zram,rzram"
 fi
 if [[ "$parts" == *" binding "* ]]; then
 	# The binding's cost: the rust_zsmalloc_bench KUnit case, in the bench

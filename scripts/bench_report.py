@@ -12,6 +12,7 @@ and its result, the host's CPUs spent more than C CPUs on anything but QEMU.
 """
 import argparse
 import datetime
+import math
 import os
 import random
 import re
@@ -36,6 +37,7 @@ STATS = re.compile(r"bench-stats dev=(\S+) pushed=(\d+) drained=(\d+) sync_frees
                    r"pages=(\d+) spare=(\d+) notify_free=(\d+) miss_free=(\d+)")
 NOTIFY = re.compile(r"notify dev=(\S+?)0? n=(\d+) dev_ns=(\d+) null_ns=(\d+)(?: stride=(\d+))? "
                     r"round=(\d+) warm=(\d) sync_frees=(\d+)")
+VERIFY = re.compile(r"verify dev=(\S+) alg=(\S+) ok")
 FIO = re.compile(r"fio dev=(\S+) alg=(\S+) rw=(\S+) jobs=(\d+) round=(\d+) bw_kib=(\d+)")
 MEM = re.compile(r"memory dev=(\S+) alg=(\S+) orig=(\d+) compr=(\d+) used=(\d+) slot_bytes=(\d+)")
 BIND = re.compile(r"zsmalloc bench: cycles=(\d+) rounds=(\d+) binding_ns=(\d+) c_ns=(\d+) "
@@ -81,6 +83,14 @@ def bootstrap(a, b, n=2000):
         r.append(ra / rb if rb else float("inf"))
     r.sort()
     return statistics.median(a) / statistics.median(b), r[int(0.025 * n)], r[int(0.975 * n) - 1]
+
+
+def paired(ratios, n=2000):
+    """The median of per-round ratios (each of two adjacent runs) and its bootstrap 95%
+    interval, resampling the pairs together."""
+    rng = random.Random(12345)
+    r = sorted(statistics.median(rng.choice(ratios) for _ in ratios) for _ in range(n))
+    return statistics.median(ratios), r[int(0.025 * n)], r[int(0.975 * n) - 1]
 
 
 def iqr(v):
@@ -308,7 +318,9 @@ def fio_text(logs):
         if m:
             mem.append(m.groups())
     out = ["| alg | rw | jobs | zram MiB/s (median, range) | rzram MiB/s (median, range) | "
-           "rzram / zram, median of rounds (range) |", "|---|---|---|---|---|---|"]
+           "rzram / zram, median of the rounds' ratios [paired 95% interval] (range) |",
+           "|---|---|---|---|---|---|"]
+    meds = []
     for k in sorted(runs):
         z, rz = runs[k].get("zram", {}), runs[k].get("rzram", {})
 
@@ -316,8 +328,19 @@ def fio_text(logs):
             v = sorted(d.values())
             return f"{statistics.median(v) / 1024:.1f} ({v[0] / 1024:.1f}-{v[-1] / 1024:.1f})" if v else "-"
         ratios = sorted(rz[r] / z[r] for r in z if r in rz and z[r])
-        rr = f"{statistics.median(ratios):.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})" if ratios else "-"
+        rr = "-"
+        if ratios:
+            m, lo, hi = paired(ratios)
+            meds.append(m)
+            rr = f"{m:.2f} [{lo:.2f}, {hi:.2f}] ({ratios[0]:.2f}-{ratios[-1]:.2f})"
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {cell(z)} | {cell(rz)} | {rr} |")
+    if meds:
+        gm = math.exp(sum(math.log(x) for x in meds) / len(meds))
+        nr = max((len(v) for k in runs for v in runs[k].values()), default=0)
+        out += ["", f"Geometric mean of the rows' medians: {gm:.3f} ({len(meds)} rows, {nr} rounds each)."]
+    verified = sum(1 for line in lines_of(path) if VERIFY.search(line))
+    out += ["", f"Verify passes (crc32c, every byte read back): {verified} passed." if verified
+            else "No verify pass in this log."]
     out += ["", "| device | alg | orig (MiB) | compr (MiB) | mem_used_total (MiB) | metadata bytes/slot |",
             "|---|---|---|---|---|---|"]
     for dev, alg, o, c, u, sb in mem:
@@ -422,8 +445,11 @@ devices alternate. The instruction counts come from a second boot with one vCPU 
 
 4 KiB direct I/O (psync) on a 512 MiB device after a 256 MiB fill of ~50% compressible data
 (fixed seed), 4 s per run, 1 GiB guest, the bench kernel: the C zram and rzram alternate run
-by run; one job is pinned to CPU 0, two jobs one to each CPU. The ratio is taken per round
-(adjacent runs) and its median and range over the rounds are given.
+by run, each first in half the rounds; one job is pinned to CPU 0, two jobs one to each CPU,
+each on its own half of the data. The ratio is taken per round (adjacent runs); its median,
+a bootstrap 95% interval resampling those pairs, and its range over the rounds are given.
+Guest instructions per page for the same paths, which TCG's timing noise cannot blur, are in
+`benchmarks-iocount.md`.
 
 """ + "\n".join(fio_text(args.logs)) + """
 
