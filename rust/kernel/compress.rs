@@ -3,8 +3,8 @@
 //! The compression libraries of `lib/`: lzo, lzo-rle, lz4, lz4hc, zstd, deflate and 842.
 //!
 //! Each algorithm is a type implementing [`Compressor`], which owns its workspace. [`Stream`]
-//! selects one at run time by [`Algorithm`]; with [`LocalLocked`](crate::sync::LocalLocked) a driver
-//! keeps one stream per CPU, as zram does. The names are those zram uses.
+//! selects one at run time by [`Algorithm`]; with [`LocalLocked`](crate::sync::LocalLocked) a
+//! driver keeps one stream per CPU, as zram does. The names are those zram uses.
 //!
 //! A compressor reads a [`Source`] and writes a slice of the caller's; a decompressor
 //! reads a slice and writes a [`Sink`]. Sources and sinks may be memory that others
@@ -486,14 +486,14 @@ impl Compressor for Deflate {
         }
         // SAFETY: as above.
         unsafe { Self::set_buffers(z, (src.as_ptr(), src.len()), (dst.as_mut_ptr(), dst.len())) };
-        // SAFETY: the stream is initialised; its input and output are the source and `dst`, valid for the
-        // lengths given, which bound what deflate reads and writes. The pointers are not used
-        // after the call (the next call sets them again).
+        // SAFETY: the stream is initialised; its input and output are the source and `dst`, valid
+        // for the lengths given, which bound what deflate reads and writes. The pointers are not
+        // used after the call (the next call sets them again).
         let ret = unsafe { bindings::zlib_deflate(z, bindings::Z_FINISH as c_int) };
         // SAFETY: as above; deflate has returned.
         let left = unsafe { (*z).avail_out };
         match ret {
-            r if r == bindings::Z_STREAM_END as c_int => Ok(dst.len() - left),
+            r if r == bindings::Z_STREAM_END as c_int => dst.len().checked_sub(left).ok_or(EINVAL),
             // Not finished: the output is full.
             r if r == bindings::Z_OK as c_int || r == bindings::Z_BUF_ERROR => Err(E2BIG),
             _ => Err(EINVAL),
@@ -513,7 +513,7 @@ impl Compressor for Deflate {
         // SAFETY: as above; inflate has returned.
         let left = unsafe { (*z).avail_out };
         if ret == bindings::Z_STREAM_END as c_int {
-            Ok(dst.len() - left)
+            dst.len().checked_sub(left).ok_or(EINVAL)
         } else {
             Err(EINVAL)
         }
@@ -575,8 +575,8 @@ impl Compressor for Sw842 {
 
     fn decompress(&mut self, src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
         let mut len = c_uint::try_from(dst.len()).map_err(|_| EINVAL)?;
-        // SAFETY: the slice and the sink are valid for their lengths; 842 checks its input and writes at
-        // most `len` bytes.
+        // SAFETY: the slice and the sink are valid for their lengths; 842 checks its input and
+        // writes at most `len` bytes.
         let ret = unsafe {
             bindings::sw842_decompress(
                 src.as_ptr(),

@@ -12,12 +12,14 @@
 //! makes of it ([`Source::same_filled`]) are volatile word loads, the kernel's `READ_ONCE()`.
 //!
 //! What a concurrent writer can do is the exposure C accepts for the same memory: the bytes read
-//! are unspecified (a compressor may store a page that never existed whole, which the writer's
-//! own next read then sees), and so are the bytes a [`Sink`] holds afterwards if someone else
-//! wrote them meanwhile. It can never make an access go out of bounds: every consumer bounds
-//! what it reads and writes by the length, not by the contents (a decompressor writing a sink is
-//! the bounded `_safe` variant, since it reads back what it wrote; a compressor's output goes to
-//! memory of its own, large enough for the input's length whatever its bytes).
+//! are unspecified (a compressor may store a page that never existed whole, which the writer's own
+//! next read then sees; or, with 842, whose stored checksum is of the bytes as read, a page whose
+//! next read fails its check), and so are the bytes a [`Sink`] holds afterwards if someone else
+//! wrote them meanwhile. It can never make an access go out of bounds: every consumer bounds what
+//! it reads and writes by the length, not by the contents (a decompressor writing a sink is the
+//! bounded `_safe` variant, since it reads back what it wrote; a compressor writes a slice of its
+//! caller's, bounded by its length, and runs unbounded only where that length holds the worst case
+//! for the input's length, whatever the bytes: see [`compress`](crate::compress)).
 //!
 //! A slice converts into either (`From`), so that one path serves private buffers and shared
 //! memory alike. Shared memory is lent only for the duration of a closure (see
@@ -78,6 +80,7 @@ impl<'a> Source<'a> {
     /// reference to it.
     #[inline]
     pub unsafe fn from_raw(ptr: *const u8, len: usize) -> Self {
+        debug_assert!(len == 0 || !ptr.is_null());
         // INVARIANT: by the caller's promise. A dangling pointer is never read for `len == 0`.
         Source {
             ptr: NonNull::new(ptr.cast_mut()).unwrap_or(NonNull::dangling()),
@@ -108,7 +111,8 @@ impl<'a> Source<'a> {
     /// same-filled page. `None` for an empty source, or one whose address or length is not a
     /// multiple of a word.
     ///
-    /// Each word is read once, with a volatile load: if others write the memory meanwhile, the
+    /// Each word is read with a volatile load (the last one twice: first, as zram, so that a page
+    /// that only starts alike is refused at once): if others write the memory meanwhile, the
     /// answer is about some mix of old and new words, as in C.
     ///
     /// # Examples
@@ -135,8 +139,10 @@ impl<'a> Source<'a> {
             return None;
         }
         // SAFETY: for `i < words`, `p + i` is an aligned word within the `len` bytes valid for
-        // reads (type invariant). A volatile load is the kernel's `READ_ONCE()`: a concurrent
-        // plain write by C leaves the value read unspecified, nothing else.
+        // reads (type invariant). A volatile load is the kernel's `READ_ONCE()`: under the
+        // kernel's memory model (not Rust's, which has no notion of it), a concurrent plain
+        // write by C leaves the value read unspecified, nothing else; Rust holds no reference
+        // to the memory, so no Rust-level assumption about its contents is broken.
         let rd = |i: usize| unsafe { p.add(i).read_volatile() };
         let w = rd(0);
         // The last word first, as zram: a page that only starts alike is refused at once.
@@ -224,6 +230,7 @@ impl<'a> Sink<'a> {
     /// reference to it.
     #[inline]
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Self {
+        debug_assert!(len == 0 || !ptr.is_null());
         // INVARIANT: by the caller's promise. A dangling pointer is never written for `len == 0`.
         Sink {
             ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
@@ -268,7 +275,7 @@ impl<'a> Sink<'a> {
     /// multiple of a word): zram's fill of a same-filled page.
     ///
     /// A word of one byte repeated, zero above all, is C's `memset()`; any other word, on an
-    /// aligned sink, is `memset_l()`'s.
+    /// aligned sink, is `memset_l()`'s, as zram's fill.
     ///
     /// # Examples
     ///
@@ -297,12 +304,7 @@ impl<'a> Sink<'a> {
         let (words, rest) = (self.len / WORD, self.len % WORD);
         if word_aligned(p) {
             // SAFETY: as above: `words` aligned words from `p` are within the `len` bytes.
-            unsafe {
-                #[cfg(CONFIG_64BIT)]
-                bindings::memset64(p.cast(), w as u64, words);
-                #[cfg(not(CONFIG_64BIT))]
-                bindings::memset32(p.cast(), w as u32, words);
-            }
+            unsafe { bindings::memset_l(p.cast(), w as _, words) };
         } else {
             for i in 0..words {
                 // SAFETY: word `i` is within the `len` bytes valid for writes; `bytes` cannot

@@ -4,17 +4,16 @@
 //!
 //! # Lock order
 //!
-//! A bio takes no lock of its own. It reaches the storage in an RCU read-side critical section,
-//! as long as nothing sleeps: a reset drops the storage only after a grace period, so it never
-//! frees memory a bio uses. A page that must sleep (a written-back page read from the backing
-//! device, a pool that grows only by reclaim, a partial page's own buffer) first takes a
-//! reference to the storage and leaves the critical section for the rest of the bio ([`Held`]).
-//! The pages go through `storage.rs`, whose slot lock, compression stream and zsmalloc mapping
-//! nest in that order. The swap-slot notification runs in atomic context under swap's lock and takes no
-//! lock: it reads the storage in the RCU read-side critical section that swap's spinlock makes of
-//! the call, and sets an atomic bit; once for 32 neighbouring slots it also pushes onto this
-//! CPU's deferred-free queue (whose drain, inline when the queue is full, takes one slot lock at
-//! a time).
+//! A bio takes no lock of its own. It reaches the storage in an RCU read-side critical section, as
+//! long as nothing sleeps: a reset drops the storage only after a grace period, so it never frees
+//! memory a bio uses. A page that must sleep (a written-back page read from the backing device, a
+//! pool that grows only by reclaim, a partial page's own buffer) first takes a reference to the
+//! storage and leaves the critical section for the rest of the bio ([`Held`]). The pages go through
+//! `storage.rs`, whose slot lock, compression stream and zsmalloc mapping nest in that order. The
+//! swap-slot notification runs in atomic context under swap's lock and takes no lock: it reads the
+//! storage in the RCU read-side critical section that swap's spinlock makes of the call, and sets
+//! an atomic bit; once for 32 neighbouring slots it also pushes onto this CPU's deferred-free queue
+//! (whose drain, inline when the queue is full, takes one slot lock at a time).
 
 use crate::{
     device::Rzram,
@@ -114,6 +113,7 @@ fn read(held: &mut Held<'_>, data: &mut Data<'_, dir::Read>) -> Result {
             if seg.with_sink(|dst| storage.try_read_page(index, dst))? == Outcome::Done {
                 return Ok(());
             }
+            // Written back: read from the backing device, which sleeps.
             let storage = held.sleepable()?;
             seg.with_sink(|dst| storage.read_page(index, dst))
         } else {
@@ -133,12 +133,17 @@ fn write(held: &mut Held<'_>, data: &mut Data<'_, dir::Write>, limit_pages: u64)
     for_each_page(data, |seg, done, index, part| {
         if part.len() == PAGE_SIZE {
             let storage = held.get().ok_or(EIO)?;
-            let tried = seg.with_source(|src| storage.try_write_page(index, src, limit_pages))?;
-            if tried == Outcome::Done {
-                return Ok(());
+            match seg.with_source(|src| storage.try_write_page(index, src, limit_pages))? {
+                Outcome::Done => Ok(()),
+                Outcome::NeedMemory(len) => {
+                    let storage = held.sleepable()?;
+                    seg.with_source(|src| storage.write_page_stalled(index, src, limit_pages, len))
+                }
+                Outcome::WouldSleep => {
+                    let storage = held.sleepable()?;
+                    seg.with_source(|src| storage.write_page(index, src, limit_pages))
+                }
             }
-            let storage = held.sleepable()?;
-            seg.with_source(|src| storage.write_page(index, src, limit_pages))
         } else {
             let storage = held.sleepable()?;
             let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;

@@ -5,11 +5,12 @@
 //! # Lock order
 //!
 //! A slot's lock (lockdep class `zsmalloc_table`), then this CPU's compression stream (a
-//! `LocalLocked`, lockdep class `rzram_streams`), then zsmalloc's mapping of an object (its per-CPU area and the zspage's
-//! lock). A read takes all three, in that order. A write compresses and allocates with the
-//! stream and the mapping but without a slot lock, then takes the slot lock alone to swap the
-//! contents. The device's configuration mutex (`device.rs`) is never taken under any of these.
-//! Only one slot lock is held at a time. The swap notify takes none of them (`notify_free`).
+//! `LocalLocked`, lockdep class `rzram_streams`), then zsmalloc's mapping of an object (its per-CPU
+//! area and the zspage's lock). A read takes all three, in that order. A write compresses and
+//! allocates with the stream and the mapping but without a slot lock, then takes the slot lock
+//! alone to swap the contents. The device's configuration mutex (`device.rs`) is never taken under
+//! any of these. Only one slot lock is held at a time. The swap notify takes none of them
+//! (`notify_free`).
 
 use crate::{
     device::Config,
@@ -130,13 +131,19 @@ enum Recompressed<'a> {
     NotSmaller { tried: usize, all_tried: bool },
 }
 
-/// What a page operation that must not sleep did (see [`Storage::try_read_page`]).
+/// What a page operation that must not sleep did ([`Storage::try_read_page`],
+/// [`Storage::try_write_page`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// The page was read or written.
     Done,
-    /// Nothing was done, since it would have slept: the caller does it again where it may.
+    /// Nothing was done: the page is written back, and reading it sleeps. The caller reads it
+    /// with [`Storage::read_page`] where it may sleep.
     WouldSleep,
+    /// Nothing was done: the pool has no memory for the page's object of this many bytes
+    /// without reclaim. The caller writes it with [`Storage::write_page_stalled`] where it may
+    /// sleep.
+    NeedMemory(usize),
 }
 
 /// Where a compressed page goes.
@@ -247,10 +254,9 @@ impl Storage {
         self.read_page_in(index, dst.into(), true).map(|_| ())
     }
 
-    /// As [`read_page`](Self::read_page), without sleeping: a written-back page is left alone,
-    /// with `dst` unwritten, and the answer is [`Outcome::WouldSleep`]. Touches nothing shared
-    /// but the slot's lock word: a bio's read runs in an RCU read-side critical section until a
-    /// page needs to sleep (`io.rs`).
+    /// As [`read_page`](Self::read_page), without sleeping (so in an RCU read-side critical
+    /// section, as a bio's read runs until a page must sleep, `io.rs`): a written-back page is
+    /// left alone, with `dst` unwritten, and the answer is [`Outcome::WouldSleep`].
     pub(crate) fn try_read_page(&self, index: usize, dst: Sink<'_>) -> Result<Outcome> {
         self.read_page_in(index, dst, false)
     }
@@ -318,24 +324,40 @@ impl Storage {
         src: impl Into<Source<'s>>,
         limit_pages: u64,
     ) -> Result {
-        self.write_page_in(index, src.into(), limit_pages, true)
+        self.write_page_in(index, src.into(), limit_pages, true, None)
             .map(|_| ())
     }
 
     /// As [`write_page`](Self::write_page), without sleeping: if the pool needs memory that
-    /// only a sleeping allocation gives, the page is left as it was and the answer is
-    /// [`Outcome::WouldSleep`].
+    /// only reclaim gives, the page is left as it was and the answer is
+    /// [`Outcome::NeedMemory`], with the size to allocate.
     pub(crate) fn try_write_page(
         &self,
         index: usize,
         src: Source<'_>,
         limit_pages: u64,
     ) -> Result<Outcome> {
-        self.write_page_in(index, src, limit_pages, false)
+        self.write_page_in(index, src, limit_pages, false, None)
     }
 
-    /// [`write_page`](Self::write_page), sleeping if `may_sleep`.
-    // Inlined into the bio path, where `may_sleep` is a constant.
+    /// As [`write_page`](Self::write_page), after [`try_write_page`](Self::try_write_page)
+    /// answered [`Outcome::NeedMemory`] with `len`: counted as a write stall, the object is
+    /// allocated first, with reclaim, and the page compressed once more into it, or stored
+    /// whole if it was huge, as zram's slow path does.
+    pub(crate) fn write_page_stalled(
+        &self,
+        index: usize,
+        src: Source<'_>,
+        limit_pages: u64,
+        len: usize,
+    ) -> Result {
+        self.write_page_in(index, src, limit_pages, true, Some(len))
+            .map(|_| ())
+    }
+
+    /// [`write_page`](Self::write_page), sleeping if `may_sleep`, starting with an allocation
+    /// of `stalled` bytes if given.
+    // Inlined into the bio path, where `may_sleep` and `stalled` are constants.
     #[inline(always)]
     fn write_page_in(
         &self,
@@ -343,6 +365,7 @@ impl Storage {
         src: Source<'_>,
         limit_pages: u64,
         may_sleep: bool,
+        stalled: Option<usize>,
     ) -> Result<Outcome> {
         if index >= self.table.slots.len() {
             return Err(EIO);
@@ -350,13 +373,28 @@ impl Storage {
         if src.len() != PAGE_SIZE {
             return Err(EINVAL);
         }
-        if let Some(w) = src.same_filled() {
-            self.install_same(index, w)?;
-            return Ok(Outcome::Done);
+        if stalled.is_none() {
+            if let Some(w) = src.same_filled() {
+                self.install_same(index, w)?;
+                return Ok(Outcome::Done);
+            }
         }
         let pool = &self.table.pool;
         let mut spare = None;
+        let mut need = stalled;
         loop {
+            if let Some(len) = need.take() {
+                // The slow path may sleep, so it runs without the stream.
+                self.table.stats.writestall.inc();
+                let obj = pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?;
+                if len >= pool.huge_class_size() {
+                    // Huge: stored whole, without compressing again, as zram.
+                    let h = obj.write_from(src)?;
+                    self.install(index, h, PAGE_SIZE, true, limit_pages)?;
+                    return Ok(Outcome::Done);
+                }
+                spare = Some(obj);
+            }
             let stored = self
                 .streams
                 .with(|c| store(pool, &mut c.streams, &mut c.buf, src, &mut spare))?;
@@ -365,12 +403,8 @@ impl Storage {
                     self.install(index, h, len, huge, limit_pages)?;
                     return Ok(Outcome::Done);
                 }
-                Compressed::NeedMemory(_) if !may_sleep => return Ok(Outcome::WouldSleep),
-                Compressed::NeedMemory(len) => {
-                    // The slow path may sleep, so it runs without the stream.
-                    self.table.stats.writestall.inc();
-                    spare = Some(pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?);
-                }
+                Compressed::NeedMemory(len) if !may_sleep => return Ok(Outcome::NeedMemory(len)),
+                Compressed::NeedMemory(len) => need = Some(len),
             }
         }
     }
@@ -799,6 +833,62 @@ mod tests {
         storage.read_page(0, &mut out)?;
         assert!(out == p);
         assert_eq!(storage.table.stats.pages_stored.get(), 1);
+        Ok(())
+    }
+
+    /// The no-sleep forms (a bio's, in an RCU read-side critical section) store and read what
+    /// the sleeping ones do; after a stall the page is stored as written, counted, and a huge
+    /// page stored whole.
+    #[test]
+    fn no_sleep_and_stalled_paths() -> Result {
+        let pages = [
+            page(|i| (i / 64) as u8)?, // compressible
+            random_page()?,            // incompressible: stored whole
+            page(|_| 0x3c)?,           // same-filled
+        ];
+        let storage = Storage::new(
+            c_str!("rzram_kunit"),
+            8 * PAGE_SIZE as u64,
+            Algorithm::LzoRle,
+        )?;
+        for (i, p) in pages.iter().enumerate() {
+            assert_eq!(
+                storage.try_write_page(i, Source::from(p), 0)?,
+                Outcome::Done
+            );
+        }
+        let mut out = page(|_| 0)?;
+        for (i, p) in pages.iter().enumerate() {
+            assert_eq!(
+                storage.try_read_page(i, Sink::from(&mut out))?,
+                Outcome::Done
+            );
+            assert!(out == *p);
+        }
+        let s = &storage.table.stats;
+        assert_eq!(s.pages_stored.get(), 3);
+        assert_eq!(s.same_pages.get(), 1);
+        assert_eq!(s.huge_pages.get(), 1);
+        assert_eq!(s.writestall.get(), 0);
+        // After a stall: compressed again into the object (here too small: allocated again).
+        storage.write_page_stalled(3, Source::from(&pages[0]), 0, 100)?;
+        // Huge the first time: stored whole, without compressing again.
+        storage.write_page_stalled(4, Source::from(&pages[1]), 0, PAGE_SIZE)?;
+        assert_eq!(s.writestall.get(), 2);
+        assert_eq!(s.huge_pages.get(), 2);
+        for (i, p) in [(3, &pages[0]), (4, &pages[1])] {
+            storage.read_page(i, &mut out)?;
+            assert!(out == *p);
+        }
+        // Not a page: refused.
+        assert_eq!(
+            storage.try_write_page(0, Source::from(&pages[0][..100]), 0),
+            Err(EINVAL)
+        );
+        assert_eq!(
+            storage.try_read_page(0, Sink::from(&mut out[..100])),
+            Err(EINVAL)
+        );
         Ok(())
     }
 

@@ -7,13 +7,17 @@
 //! CPU's value. Nothing else can reach the value meanwhile: another thread would have to run on
 //! this CPU, which it cannot until preemption is enabled again, and an interrupt handler that
 //! tries (or `f` itself, nested) finds the value busy and gets [`EBUSY`]. So there is no atomic
-//! read-modify-write and no shared cache line, as with `local_lock()` on a kernel without
-//! `PREEMPT_RT`: a preemption count, a CPU number, and a plain load and store of the value's busy
-//! flag.
+//! read-modify-write, as with `local_lock()` on a kernel without `PREEMPT_RT`: a preemption count,
+//! a CPU number, and an acquire load and a plain and a release store of the value's busy flag
+//! (the release and acquire order a value that an `f` which broke the rules by sleeping, and so
+//! moved to another CPU, left behind).
 //!
 //! Lockdep tracks the values of a `LocalLocked` as one lock of the [`PackedLockClass`] it was
-//! created with (a spinning lock, as `local_lock_t` is on a kernel without `PREEMPT_RT`): an
-//! order inversion against other locks is reported, and so is a sleeping lock taken in `f`.
+//! created with, taken as C's `local_lock()` takes its map (not as a trylock, although it never
+//! waits: on `PREEMPT_RT` a local lock is a real lock): an order inversion against other locks is
+//! reported. A sleep in `f` is reported by the atomic-sleep check (`DEBUG_ATOMIC_SLEEP`), and
+//! lockdep's wait-context check reports a sleeping lock taken there. Give each kind of
+//! `LocalLocked` a class of its own: two used at once under one class look like recursion.
 //!
 //! C header: [`include/linux/local_lock.h`](srctree/include/linux/local_lock.h)
 
@@ -26,7 +30,7 @@ use crate::{
 };
 use core::{
     cell::UnsafeCell,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{compiler_fence, AtomicBool, Ordering},
 };
 
 /// A CPU's value and whether it is in use.
@@ -99,7 +103,7 @@ impl<T: Send> LocalLocked<T> {
     ///
     /// Fails with [`EBUSY`], without calling `f`, if this CPU's value is in use already: `with`
     /// called again from `f` (of this `LocalLocked`), or from an interrupt that came while `f`
-    /// ran.
+    /// ran. (An `EBUSY` that `f` returns comes back as it is.)
     ///
     /// Context: `f` must not sleep (on `PREEMPT_RT`, not even take a `spinlock_t`).
     #[inline]
@@ -112,19 +116,24 @@ impl<T: Send> LocalLocked<T> {
         };
         // Below `slots.len()` by the invariant; `min` lets the compiler drop the bounds check.
         let slot = &self.slots[cpu.min(self.slots.len() - 1)];
-        // Only this CPU reads or writes its slot's flag, with preemption disabled; an interrupt
-        // runs to completion before the interrupted code goes on, so a plain load and store do.
-        let r = if slot.busy.load(Ordering::Relaxed) {
+        // Only code running on this CPU, with preemption disabled, sets its slot's flag, and an
+        // interrupt runs to completion before the interrupted code goes on: no read-modify-write
+        // is needed. The compiler fences keep `f`'s accesses between the two stores, where an
+        // interrupt sees the flag set; acquire and release order them after and before the
+        // accesses of an `f` that slept in spite of the rules and finished on another CPU.
+        let r = if slot.busy.load(Ordering::Acquire) {
             Err(EBUSY)
         } else {
             slot.busy.store(true, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
             self.class.acquire(false);
             // SAFETY: this is the slot of the CPU this thread runs on, with preemption disabled,
             // and it was not in use: nothing else reaches `value` until `busy` is cleared below
             // (type invariant of `Slot`). The reference does not outlive `f`'s call.
             let r = f(unsafe { &mut *slot.value.get() });
             self.class.release();
-            slot.busy.store(false, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
+            slot.busy.store(false, Ordering::Release);
             r
         };
         // SAFETY: balances the `preempt_disable()` above.

@@ -155,16 +155,23 @@ impl Segment<'_, dir::Write> {
     /// Others may write the memory meanwhile (an `O_DIRECT` buffer): a source is read only by C
     /// or by volatile loads (see [`io_buf`](crate::io_buf)). `f` may sleep. The source cannot
     /// outlive the call (checked by `tests/compile_fail/fail_bio_source_escapes.rs`).
+    ///
+    /// Only without `CONFIG_KMAP_LOCAL` (no highmem, no forced local mappings): there every page
+    /// is in the linear map and `kmap_local_page()` maps nothing, so the lent memory is not a
+    /// local mapping that must be undone in order with others (a zsmalloc `ReadGuard` made in
+    /// `f` may outlive it, one made before may be dropped in it).
+    #[cfg(not(CONFIG_KMAP_LOCAL))]
     #[inline]
     pub fn with_source<R>(&self, f: impl FnOnce(Source<'_>) -> R) -> R {
-        // SAFETY: the page is alive for `'a` (type invariant); the mapping is undone below, after
-        // the mappings `f` made and undid (local mappings nest).
+        // SAFETY: the page is alive for `'a` (type invariant). Without `CONFIG_KMAP_LOCAL` this
+        // is its linear-map address, and nothing is mapped that `f`'s own mappings could undo
+        // out of order.
         let base = unsafe { bindings::kmap_local_page(self.page) }.cast::<u8>();
         // SAFETY: `offset + len <= PAGE_SIZE` (type invariant), so the bytes are within the
-        // mapped page, which stays mapped until after `f` returns, and the source cannot outlive
-        // `f`'s call. Rust holds no reference to a bio's memory.
+        // page, which stays alive and addressable until after `f` returns, and the source cannot
+        // outlive `f`'s call. Rust holds no reference to a bio's memory.
         let r = f(unsafe { Source::from_raw(base.add(self.offset as usize), self.bytes()) });
-        // SAFETY: mapped above, on this thread; nothing uses the mapping any more.
+        // SAFETY: from `kmap_local_page()` above, on this thread; nothing uses it any more.
         unsafe { bindings::kunmap_local(base.cast()) };
         r
     }
@@ -193,15 +200,18 @@ impl Segment<'_, dir::Read> {
     /// Others may read or write the memory meanwhile (an `O_DIRECT` buffer): a sink is written
     /// only by C (see [`io_buf`](crate::io_buf)). `f` may sleep. The sink cannot outlive the call
     /// (checked by `tests/compile_fail/fail_bio_sink_escapes.rs`).
+    ///
+    /// Only without `CONFIG_KMAP_LOCAL`, as [`with_source`](Segment::with_source).
+    #[cfg(not(CONFIG_KMAP_LOCAL))]
     #[inline]
     pub fn with_sink<R>(&mut self, f: impl FnOnce(Sink<'_>) -> R) -> R {
-        // SAFETY: the page is alive for `'a` (type invariant); the mapping is undone below, after
-        // the mappings `f` made and undid (local mappings nest).
+        // SAFETY: as in `with_source`.
         let base = unsafe { bindings::kmap_local_page(self.page) }.cast::<u8>();
         // SAFETY: as in `with_source`; a read's pages are the submitter's buffers for the data,
         // so any bytes written there are what the bio asks for.
         let r = f(unsafe { Sink::from_raw(base.add(self.offset as usize), self.bytes()) });
-        // SAFETY: the page is alive; mapped above, on this thread, and no longer used.
+        // SAFETY: the page is alive; `base` from `kmap_local_page()` above, on this thread, and
+        // no longer used.
         unsafe {
             bindings::bio_flush_dcache_page(self.page);
             bindings::kunmap_local(base.cast());
