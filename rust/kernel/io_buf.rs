@@ -55,6 +55,14 @@ fn word_aligned(p: *const u8) -> bool {
     (p as usize) % core::mem::align_of::<usize>() == 0
 }
 
+/// The address of a [`Source`] or a [`Sink`]: `ptr`, or a dangling pointer for no bytes.
+#[inline]
+fn address(ptr: *mut u8, len: usize) -> NonNull<u8> {
+    debug_assert!(len == 0 || !ptr.is_null());
+    // A dangling pointer is never read or written: `len` is then 0.
+    NonNull::new(ptr).unwrap_or(NonNull::dangling())
+}
+
 /// Memory to read from, which others may write meanwhile.
 ///
 /// # Invariants
@@ -80,10 +88,9 @@ impl<'a> Source<'a> {
     /// reference to it.
     #[inline]
     pub unsafe fn from_raw(ptr: *const u8, len: usize) -> Self {
-        debug_assert!(len == 0 || !ptr.is_null());
-        // INVARIANT: by the caller's promise. A dangling pointer is never read for `len == 0`.
+        // INVARIANT: by the caller's promise.
         Source {
-            ptr: NonNull::new(ptr.cast_mut()).unwrap_or(NonNull::dangling()),
+            ptr: address(ptr.cast_mut(), len),
             len,
             _p: PhantomData,
         }
@@ -230,10 +237,9 @@ impl<'a> Sink<'a> {
     /// reference to it.
     #[inline]
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> Self {
-        debug_assert!(len == 0 || !ptr.is_null());
-        // INVARIANT: by the caller's promise. A dangling pointer is never written for `len == 0`.
+        // INVARIANT: by the caller's promise.
         Sink {
-            ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+            ptr: address(ptr, len),
             len,
             _p: PhantomData,
         }
