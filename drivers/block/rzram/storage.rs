@@ -343,7 +343,9 @@ impl Storage {
     /// As [`write_page`](Self::write_page), after [`try_write_page`](Self::try_write_page)
     /// answered [`Outcome::NeedMemory`] with `len`: counted as a write stall, the object is
     /// allocated first, with reclaim, and the page compressed once more into it, or stored
-    /// whole if it was huge, as zram's slow path does.
+    /// whole if it was huge, as zram's slow path does. (A page that others change meanwhile
+    /// and that outgrows the object is compressed again, into a larger one: the lengths only
+    /// grow, up to the huge size, where it is stored whole.)
     pub(crate) fn write_page_stalled(
         &self,
         index: usize,
@@ -382,10 +384,15 @@ impl Storage {
         let pool = &self.table.pool;
         let mut spare = None;
         let mut need = stalled;
+        let mut counted = false;
         loop {
             if let Some(len) = need.take() {
-                // The slow path may sleep, so it runs without the stream.
-                self.table.stats.writestall.inc();
+                // The slow path may sleep, so it runs without the stream. One stall per write,
+                // as zram, however often a page that changes meanwhile outgrows its object.
+                if !counted {
+                    self.table.stats.writestall.inc();
+                    counted = true;
+                }
                 let obj = pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?;
                 if len >= pool.huge_class_size() {
                     // Huge: stored whole, without compressing again, as zram.

@@ -14,10 +14,12 @@
 //!
 //! Lockdep tracks the values of a `LocalLocked` as one lock of the [`PackedLockClass`] it was
 //! created with, taken as C's `local_lock()` takes its map (not as a trylock, although it never
-//! waits: on `PREEMPT_RT` a local lock is a real lock): an order inversion against other locks is
-//! reported. A sleep in `f` is reported by the atomic-sleep check (`DEBUG_ATOMIC_SLEEP`), and
-//! lockdep's wait-context check reports a sleeping lock taken there. Give each kind of
-//! `LocalLocked` a class of its own: two used at once under one class look like recursion.
+//! waits: on `PREEMPT_RT` a local lock is a real lock), except in an interrupt, where it is a
+//! trylock (so a use there is not taken for the interrupt-unsafe use of a lock): an order inversion
+//! against other locks is reported. A sleep in `f` is reported by the atomic-sleep check
+//! (`DEBUG_ATOMIC_SLEEP`), and lockdep's wait-context check reports a sleeping lock taken there.
+//! Give each kind of `LocalLocked` a class of its own: two used at once under one class look like
+//! recursion.
 //!
 //! C header: [`include/linux/local_lock.h`](srctree/include/linux/local_lock.h)
 
@@ -126,7 +128,12 @@ impl<T: Send> LocalLocked<T> {
         } else {
             slot.busy.store(true, Ordering::Relaxed);
             compiler_fence(Ordering::SeqCst);
-            self.class.acquire(false);
+            // As a trylock in an interrupt, which never waits either: lockdep then does not take
+            // the value for one used with interrupts on and off (only with lockdep is this
+            // asked, and it costs a call).
+            // SAFETY: FFI call without preconditions.
+            let in_irq = cfg!(CONFIG_DEBUG_LOCK_ALLOC) && unsafe { bindings::in_interrupt() };
+            self.class.acquire(in_irq);
             // SAFETY: this is the slot of the CPU this thread runs on, with preemption disabled,
             // and it was not in use: nothing else reaches `value` until `busy` is cleared below
             // (type invariant of `Slot`). The reference does not outlive `f`'s call.
