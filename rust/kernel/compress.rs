@@ -122,10 +122,10 @@ fn lzo_compress(
         Some(worst) if worst <= len => fast,
         _ => bounded,
     };
-    // SAFETY: the source and `dst` are valid for their lengths. `f` is `bounded`, which writes
-    // at most `len` bytes, or `fast`, whose output for `src.len()` bytes of input, whatever they
-    // are, is at most `lzo1x_worst_compress(src.len())` bytes, which fit in `dst` (checked
-    // above). The workspace has the size lzo needs (checked above).
+    // `f` is `bounded`, which writes at most `len` bytes, or `fast`, whose output for
+    // `src.len()` bytes of input, whatever they are, is at most `lzo1x_worst_compress()` of it.
+    // SAFETY: the source and `dst` are valid for their lengths; `f`'s output fits in `dst`
+    // (checked above), and the workspace has the size lzo needs (checked above).
     let ret = unsafe {
         f(
             src.as_ptr(),
@@ -248,10 +248,10 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
         );
         let (slen, dlen) = (to_int(src.len())?, to_int(dst.len())?);
         let wrk = self.wrk.as_mut_ptr().cast::<c_void>();
+        // lz4 runs unbounded only when `dst` holds `LZ4_compressBound()` of the input, which
+        // nothing the source holds can exceed.
         // SAFETY: the source and `dst` are valid for their lengths; the output is bounded by
-        // `dst.len()` (lz4 runs unbounded only when `dst` holds `LZ4_compressBound()` of the
-        // input, which nothing the source holds can exceed); the workspace has
-        // the size the variant needs (allocated in `new` for the same `HC`).
+        // `dst.len()`; the workspace has the size the variant needs (allocated in `new`).
         let ret = unsafe {
             if HC {
                 bindings::LZ4_compress_HC(s, d, slen, dlen, self.level, wrk)
@@ -437,10 +437,10 @@ impl Compressor for Deflate {
         let winbits =
             deflate_window(params.deflate_winbits.unwrap_or(DEFLATE_WINBITS)).ok_or(EINVAL)?;
         let level = params.level.unwrap_or(bindings::Z_DEFAULT_COMPRESSION);
-        // SAFETY: FFI call. Its preconditions are the arguments' ranges, which it `BUG()`s
-        // outside of: it takes the absolute value of the window it is given, `-winbits` (negated:
-        // a raw stream), which is `winbits`, in 9..=15 by `deflate_window`; and `mem_level` is
-        // `MAX_MEM_LEVEL`, in 1..=MAX_MEM_LEVEL.
+        // Its preconditions are the arguments' ranges, which it `BUG()`s outside of. It takes the
+        // absolute value of the window it is given, `-winbits` (negated: a raw stream).
+        // SAFETY: FFI call; that window is `winbits`, in 9..=15 by `deflate_window`, and
+        // `mem_level` is `MAX_MEM_LEVEL`, in 1..=MAX_MEM_LEVEL.
         let csize = unsafe { bindings::zlib_deflate_workspacesize(-winbits, mem_level) };
         let mut cws = zeroed_workspace(usize::try_from(csize).map_err(|_| EINVAL)?)?;
         // SAFETY: FFI call without preconditions.

@@ -145,11 +145,11 @@ impl<'a> Source<'a> {
         if words == 0 || self.len % WORD != 0 || !word_aligned(p.cast()) {
             return None;
         }
+        // A volatile load is the kernel's `READ_ONCE()`: under the kernel's memory model (not
+        // Rust's, which has no notion of it), a concurrent plain write by C leaves the value read
+        // unspecified, nothing else; Rust holds no reference to the memory.
         // SAFETY: for `i < words`, `p + i` is an aligned word within the `len` bytes valid for
-        // reads (type invariant). A volatile load is the kernel's `READ_ONCE()`: under the
-        // kernel's memory model (not Rust's, which has no notion of it), a concurrent plain
-        // write by C leaves the value read unspecified, nothing else; Rust holds no reference
-        // to the memory, so no Rust-level assumption about its contents is broken.
+        // reads (type invariant); a racing write only makes the value unspecified (above).
         let rd = |i: usize| unsafe { p.add(i).read_volatile() };
         let w = rd(0);
         // The last word first, as zram: a page that only starts alike is refused at once.

@@ -240,10 +240,10 @@ impl Drop for BdevClaim {
         // SAFETY: `file` is not used again: this is the claim's drop.
         let file = unsafe { ManuallyDrop::take(&mut self.file) };
         let f = ARef::into_raw(file);
+        // Its other references stay valid: the claim only ends the exclusive hold. Process
+        // context, as the type's contract says and `might_sleep()` checks.
         // SAFETY: `f` is the holder's reference to a block device file opened by `filp_open()`
-        // (type invariant), which `bdev_fput()` yields the claim of and puts, once, here; its
-        // other references stay valid (the claim only ends the exclusive hold). Process context,
-        // as the type's contract says and `might_sleep()` checks.
+        // (type invariant), which `bdev_fput()` yields the claim of and puts, once, here.
         unsafe { bindings::bdev_fput(f.cast().as_ptr()) };
     }
 }

@@ -315,11 +315,11 @@ impl<T> Deref for PackedGuard<'_, T> {
 
     #[inline]
     fn deref(&self) -> &T {
-        // SAFETY: by the type invariants of `PackedGuard`, this thread set the lock bit of
-        // `self.lock` and has not cleared it (only the guard's drop does). By those of
-        // `PackedLock`, `data` is then reached only through this guard (no other guard can exist
-        // while the bit is set, and `&mut PackedLock` cannot coexist with the guard's borrow of
-        // it): the shared reference, which borrows the guard, aliases no mutable one.
+        // By the type invariants of `PackedGuard`, this thread set the lock bit of `self.lock` and
+        // has not cleared it (only the guard's drop does). No other guard can exist while the bit
+        // is set, and `&mut PackedLock` cannot coexist with the guard's borrow of it.
+        // SAFETY: so `data` is reached only through this guard (invariants of `PackedLock`): the
+        // shared reference, which borrows the guard, aliases no mutable one.
         unsafe { &*self.lock.data.get() }
     }
 }

@@ -306,12 +306,12 @@ impl<T: Send + Sync> RcuArc<T> {
             crate::pr_warn!("RcuArc::replace() in an RCU read-side or atomic context: leaking\n");
             return None;
         }
-        // SAFETY: an FFI call. The check above found the task under no `Guard` (so none of its
-        // references from `get` can be ended by the wait), and not in interrupt context nor with
-        // bottom halves or interrupts disabled (nor, with `CONFIG_PREEMPT_COUNT`, in any atomic
-        // context). What it cannot see without `CONFIG_PREEMPT_COUNT`, a spinlock held or
-        // preemption disabled, is a sleep in atomic context, the same bug as in C, which breaks
-        // no reference Rust holds.
+        // The check above found the task not in interrupt context nor with bottom halves or
+        // interrupts disabled (nor, with `CONFIG_PREEMPT_COUNT`, in any atomic context). What it
+        // cannot see without `CONFIG_PREEMPT_COUNT`, a spinlock held or preemption disabled, is a
+        // sleep in atomic context, the same bug as in C, which breaks no reference Rust holds.
+        // SAFETY: an FFI call; the check above found the task under no `Guard`, so none of its
+        // references from `get` can be ended by the wait.
         unsafe { bindings::synchronize_rcu() };
         // SAFETY: `old` came from `Arc::into_raw` and its reference is ours (type invariants); the
         // grace period has elapsed, so no reader still holds a reference obtained from it.

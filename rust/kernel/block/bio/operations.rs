@@ -259,11 +259,11 @@ unsafe extern "C" fn free_disk_callback(disk: *mut bindings::gendisk) {
 unsafe extern "C" fn submit_bio_callback<T: Operations>(bio: *mut bindings::bio) {
     // SAFETY: the block layer calls this with a valid bio of our disk.
     let disk = unsafe { (*(*bio).bi_bdev).bd_disk };
-    // SAFETY: the submitter holds a reference to the block device, and so to the disk, until
-    // the bio completes (it has it open), so for this call; the disk is a disk of a `GenDisk<T>`
-    // (it uses our fops), whose `private_data` only `free_disk` releases, after the last
-    // reference. (`__submit_bio()` also entered the disk's queue around the call, so that
-    // `del_gendisk()` waits for it.)
+    // The submitter holds a reference to the block device, and so to the disk, until the bio
+    // completes (it has it open), so for this call. (`__submit_bio()` also entered the disk's
+    // queue around the call, so that `del_gendisk()` waits for it.)
+    // SAFETY: the disk is alive for the call (above) and is a disk of a `GenDisk<T>` (it uses
+    // our fops), whose `private_data` only `free_disk` releases, after the last reference.
     let t = unsafe { state::<T>(disk) };
     // SAFETY: the block layer never passes a null bio.
     let ptr = unsafe { NonNull::new_unchecked(bio) };
