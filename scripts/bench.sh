@@ -22,7 +22,8 @@
 # Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
 #      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
 #      BENCH_KERNELS (default "stock p3 p3-zspage p3-zsfree bench"),
-#      BENCH_PARTS (default "munmap notify fio binding writeback iocount"),
+#      BENCH_PARTS (default "munmap notify fio binding writeback iocount
+#      breakdown"), BENCH_TRACE_ALGS (breakdown, default lz4),
 #      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
 #      (CPUs that others may use during a round, default 0.25),
 #      BENCH_FIO_ROUNDS (default 10, even: each device first in half), BENCH_NOTIFY_PAGES (default 4096).
@@ -32,7 +33,7 @@ rounds=${BENCH_ROUNDS:-15}
 boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
 kernels=${BENCH_KERNELS:-stock p3 p3-zspage p3-zsfree bench}
-parts=" ${BENCH_PARTS:-munmap notify fio binding writeback iocount} "
+parts=" ${BENCH_PARTS:-munmap notify fio binding writeback iocount breakdown} "
 max_load=${BENCH_MAX_LOAD:-1.0}
 max_other=${BENCH_MAX_OTHER:-0.25}
 host=$TOP/scripts/bench_host.py
@@ -176,4 +177,10 @@ if [[ "$parts" == *" iocount "* ]]; then
 		"rzrounds=5 rznpages=$np brd.rd_size=$((np * 4 + 1024))" --icount
 	python3 "$TOP/scripts/bench_iocount.py" "$ilog" "$TOP/docs/benchmarks-iocount.md" ||
 		die "the iocount report failed"
+fi
+
+# Where the instructions go: each call of both drivers' submit_bio stepped
+# through, one guest instruction at a time (docs/benchmarks-breakdown.md).
+if [[ "$parts" == *" breakdown "* ]]; then
+	"$TOP/scripts/trace_path.sh" || die "the breakdown failed"
 fi

@@ -8,7 +8,7 @@ DEB_PKGS="$KSRC_PKG rustc-web rust-web-src rust-web-clippy rustfmt-web
 clang-$LLVM_VER lld-$LLVM_VER llvm-$LLVM_VER libclang-$LLVM_VER-dev
 qemu-system-arm qemu-system-x86 gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 gcc libc6-dev ccache flex bison bc libelf-dev libssl-dev cpio python3 rsync
-xz-utils git binutils gzip make perl python3-ply python3-git"
+xz-utils git binutils gzip make perl python3-ply python3-git gdb-multiarch"
 
 # run CMD...: run a command, naming it if it fails.
 run() {

@@ -6,7 +6,7 @@
 #                [--append ARGS] [--results FILE] [--label L] [--quiet]
 #                [--dev zram|rzram] [--expect-splat REGEX]
 #                [--smp N] [--icount] [--qmp SOCKET] [--machine raspi3b --dtb F]
-#                [--test-timeout S]
+#                [--test-timeout S] [--gdb PORT]
 #   TESTS      comma-separated names from tests/guest (may be empty)
 #   --dev      the device family the tests drive (default: rzram if the
 #              kernel has it, else zram)
@@ -24,6 +24,9 @@
 #   --test-timeout  each test's time limit in the guest (rztimeout=, see
 #              guest/init; default: the boot's --timeout), unless the test's
 #              header names its own ("# timeout: S")
+#   --gdb      start with the vCPUs stopped and QEMU's gdbstub on
+#              127.0.0.1:PORT, for a debugger to drive (make bench's
+#              breakdown part)
 # RZRAM_GUEST_CPUS=LIST runs QEMU under taskset -c LIST: "0" puts both vCPUs
 # on one host CPU, a guest at about half speed (the slow-machine check).
 # The console log is kept in build/logs/ARCH-LABEL.log. A test with no TAP
@@ -36,7 +39,7 @@ tests=${2:-}
 check_arch "$arch"
 shift 2 || shift $#
 variant=test timeout=900 mem=512 append= results=/dev/null label= quiet=0 dev= expect=
-smp=2 icount=0 qmp= machine=virt dtb= test_timeout=
+smp=2 icount=0 qmp= machine=virt dtb= test_timeout= gdb=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
 	--machine) machine=$2; shift 2 ;;
 	--dtb) dtb=$2; shift 2 ;;
 	--test-timeout) test_timeout=$2; shift 2 ;;
+	--gdb) gdb=$2; shift 2 ;;
 	*) die "qemu.sh: unknown option '$1'" ;;
 	esac
 done
@@ -123,6 +127,7 @@ if [ -f "$kdir/modules.cpio.gz" ]; then
 fi
 common=(-nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initrd")
 [ -z "$qmp" ] || common+=(-qmp "unix:$qmp,server=on,wait=off")
+[ -z "$gdb" ] || common+=(-gdb "tcp:127.0.0.1:$gdb" -S)
 # arm64 guests get an empty scratch disk, /dev/vda (virtio-mmio): a real disk
 # for the file system of the writeback hybrid test. Sparse, new for each boot.
 scratch=

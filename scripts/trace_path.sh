@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench, part breakdown: where the instructions of one 4 KiB write and
+# read go, function by function, in the C zram and in rzram. Boots the bench
+# kernel (arm64, one vCPU, -icount shift=0) stopped, with QEMU's gdbstub;
+# gdb-multiarch (scripts/trace_path.py) steps through every call of both
+# drivers' submit_bio while the guest (tests/guest/trace_path.sh) writes and
+# reads one page of each kind of data; scripts/trace_report.py writes
+# docs/benchmarks-breakdown.md. BENCH_TRACE_ALGS (default lz4) picks the
+# algorithms. About 3 minutes an algorithm.
+. "$(dirname "$0")/lib.sh"
+
+command -v gdb-multiarch >/dev/null || die "gdb-multiarch is missing (make deps installs it)"
+kdir=$BUILD/arm64-bench
+[ -f "$kdir/vmlinux" ] || die "no bench kernel at $kdir (make bench builds it)"
+rzram=$(awk '/submit_bio_callback.*5Rzram/ { print $1; exit }' "$kdir/System.map")
+[ -n "$rzram" ] || die "no submit_bio callback of rzram in $kdir/System.map"
+hits=$BUILD/logs/arm64-bench-trace.jsonl
+log=$BUILD/logs/arm64-bench-trace.log
+port=$((20000 + $$ % 20000))
+rm -f "$hits"
+"$TOP/scripts/qemu.sh" arm64 trace_path --variant bench --mem 1024 --icount --timeout 1800 \
+	--label bench-trace --gdb "$port" --quiet \
+	--append "nokaslr rzalgs=${BENCH_TRACE_ALGS:-lz4}" &
+qpid=$!
+TRACE_OUT=$hits TRACE_PORT=$port TRACE_RZRAM=$rzram timeout 1800 gdb-multiarch -q -nx -batch \
+	-ex "set architecture aarch64" -ex "file $kdir/vmlinux" \
+	-x "$TOP/scripts/trace_path.py" >"$BUILD/logs/arm64-bench-trace.gdb.log" 2>&1 ||
+	note "gdb-multiarch ended with $? (log: build/logs/arm64-bench-trace.gdb.log)"
+wait "$qpid" || die "the traced boot failed (log: $log)"
+python3 "$TOP/scripts/trace_report.py" "$hits" "$log" "$TOP/docs/benchmarks-breakdown.md" ||
+	die "the breakdown report failed"
