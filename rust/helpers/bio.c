@@ -5,18 +5,6 @@
 #include <linux/completion.h>
 #include <linux/highmem.h>
 
-struct bio_vec rust_helper_bio_iter_iovec(struct bio *bio, struct bvec_iter iter)
-{
-	return bio_iter_iovec(bio, iter);
-}
-
-void rust_helper_bio_advance_iter_single(const struct bio *bio,
-					 struct bvec_iter *iter,
-					 unsigned int bytes)
-{
-	bio_advance_iter_single(bio, iter, bytes);
-}
-
 struct gendisk *rust_helper_dev_to_disk(struct device *dev)
 {
 	return dev_to_disk(dev);

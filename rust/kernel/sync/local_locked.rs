@@ -110,12 +110,9 @@ impl<T: Send> LocalLocked<T> {
     /// Context: `f` must not sleep (on `PREEMPT_RT`, not even take a `spinlock_t`).
     #[inline]
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> Result<R>) -> Result<R> {
-        // SAFETY: FFI calls without preconditions; balanced by `preempt_enable()` below, so the
-        // CPU number stays this thread's until then.
-        let cpu = unsafe {
-            bindings::preempt_disable();
-            bindings::raw_smp_processor_id() as usize
-        };
+        // SAFETY: FFI call without preconditions; it disables preemption, which the
+        // `preempt_enable()` below balances, so the CPU number stays this thread's until then.
+        let cpu = unsafe { bindings::preempt_disable_cpu() } as usize;
         // Below `slots.len()` by the invariant; `min` lets the compiler drop the bounds check.
         let slot = &self.slots[cpu.min(self.slots.len() - 1)];
         // Only code running on this CPU, with preemption disabled, sets its slot's flag, and an

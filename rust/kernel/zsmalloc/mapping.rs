@@ -78,13 +78,14 @@ impl<'a> Mapping<'a> {
         len: Option<usize>,
         mode: bindings::zs_mapmode,
     ) -> Result<Self> {
-        // SAFETY: FFI calls without preconditions. Preemption stays disabled from here until the
-        // object is mapped, so the CPU number stays right.
-        let cpu = unsafe {
-            bindings::preempt_disable();
-            bindings::raw_smp_processor_id() as usize
+        // SAFETY: FFI call without preconditions. Outside interrupt context it disables
+        // preemption, from here until the object is mapped, so the CPU number stays right.
+        let Ok(cpu) = usize::try_from(unsafe { bindings::preempt_disable_cpu_in_task() }) else {
+            // Interrupt context: zsmalloc's mapping area may be the interrupted thread's.
+            return Err(EBUSY);
         };
-        // SAFETY: by the caller `handle` is a live handle of `pool`; preemption is disabled.
+        // SAFETY: by the caller `handle` is a live handle of `pool`; not in interrupt context, and
+        // preemption is disabled.
         let len = match unsafe { Self::check(pool, handle, len, cpu) } {
             Ok(len) => len,
             Err(e) => {
@@ -123,8 +124,8 @@ impl<'a> Mapping<'a> {
     ///
     /// # Safety
     ///
-    /// `handle` must be a live handle of `pool`, and preemption must be disabled since `cpu` was
-    /// read.
+    /// `handle` must be a live handle of `pool`, the caller must not be in interrupt context, and
+    /// preemption must be disabled since `cpu` was read.
     #[inline]
     pub(super) unsafe fn check(
         pool: &Pool,
@@ -132,8 +133,7 @@ impl<'a> Mapping<'a> {
         len: Option<usize>,
         cpu: usize,
     ) -> Result<usize> {
-        // SAFETY: FFI call without preconditions.
-        if unsafe { bindings::in_interrupt() } || MAPPED[cpu].load(Ordering::Relaxed) {
+        if MAPPED[cpu].load(Ordering::Relaxed) {
             return Err(EBUSY);
         }
         // Only with no object mapped on this CPU: on 32-bit the class index takes the class lock,

@@ -10,6 +10,7 @@ use crate::{
     bindings,
     error::{code::*, Result},
     io_buf::{Sink, Source},
+    page::PAGE_SIZE,
 };
 use core::marker::PhantomData;
 
@@ -73,22 +74,42 @@ impl<D> Data<'_, D> {
         let bio = self.bio.raw();
         // SAFETY: the bio is valid; the iterator is a copy, so the bio is not advanced.
         let mut iter = unsafe { (*bio).bi_iter };
+        // C's `bio_iter_iovec()` and `bio_advance_iter_single()`, in Rust so that they inline: a
+        // read or write bio always advances through its vector (`bio_no_advance_iter()` is false).
+        // The arithmetic wraps, as C's, on the block layer's invariants of a valid iterator.
         while iter.bi_size > 0 {
             // SAFETY: a data bio (type invariant) has `bi_size` bytes in its vector, and `iter`
-            // has not consumed them all, as `bi_size` is not zero.
-            let bv = unsafe { bindings::bio_iter_iovec(bio, iter) };
-            // INVARIANT: `bio_iter_iovec()` returns a single-page segment of the bio.
+            // has not consumed them all, as `bi_size` is not zero: `bi_idx` indexes a valid
+            // vector entry, which the bio's owner leaves unchanged while the bio is in flight.
+            let bv = unsafe { (*bio).bi_io_vec.add(iter.bi_idx as usize).read() };
+            let mp_offset = bv.bv_offset.wrapping_add(iter.bi_bvec_done) as usize;
+            let offset = (mp_offset % PAGE_SIZE) as u32;
+            let len = iter
+                .bi_size
+                .min(bv.bv_len.wrapping_sub(iter.bi_bvec_done))
+                .min(PAGE_SIZE as u32 - offset);
+            // INVARIANT: the page of the multi-page entry that holds byte `bi_bvec_done` of it (an
+            // entry's pages are consecutive `struct page`s, as C's `bvec_iter_page()` assumes), and
+            // the part of the entry within that page.
             let mut seg = Segment {
-                page: bv.bv_page,
-                offset: bv.bv_offset,
-                len: bv.bv_len,
+                page: bv.bv_page.wrapping_add(mp_offset / PAGE_SIZE),
+                offset,
+                len,
                 sector: iter.bi_sector,
                 _bio: PhantomData,
                 _dir: PhantomData,
             };
             f(&mut seg)?;
-            // SAFETY: as above; advances the copy by the segment just handled.
-            unsafe { bindings::bio_advance_iter_single(bio, &mut iter, bv.bv_len) };
+            // `bvec_iter_advance_single()`, by the segment just handled.
+            iter.bi_sector = iter.bi_sector.wrapping_add(u64::from(len >> 9));
+            let done = iter.bi_bvec_done.wrapping_add(len);
+            if done == bv.bv_len {
+                iter.bi_bvec_done = 0;
+                iter.bi_idx = iter.bi_idx.wrapping_add(1);
+            } else {
+                iter.bi_bvec_done = done;
+            }
+            iter.bi_size = iter.bi_size.wrapping_sub(len);
         }
         Ok(())
     }
