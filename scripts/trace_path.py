@@ -20,6 +20,7 @@ LZ4_compress_HC LZ4_decompress_safe LZ4_decompress_safe_partial lzo1x_1_compress
 lzorle1x_1_compress lzo1x_decompress_safe zstd_compress_cctx zstd_decompress_dctx
 """.split())
 MASK = (1 << 64) - 1
+KERNEL = 0xffff000000000000
 
 out = open(os.environ["TRACE_OUT"], "w")
 gdb.execute("set pagination off")
@@ -82,9 +83,13 @@ while True:
     ret, sp0 = reg("$x30"), reg("$sp")
     counts, calls = {}, {}
     gdb.execute("disable", to_string=True)
+    lost, steps = False, 0
     while True:
         pc = reg("$pc")
         if pc == ret and reg("$sp") >= sp0:
+            break
+        if pc < KERNEL or steps > 1000000:
+            lost = True  # out of the kernel or astray: drop this call
             break
         f = symbol(pc)
         if f == "vectors":
@@ -96,8 +101,13 @@ while True:
             run_to(reg("$x30"))
             continue
         counts[f] = counts.get(f, 0) + 1
+        steps += 1
         gdb.execute("stepi", to_string=True)
     gdb.execute("enable", to_string=True)
+    if lost:
+        out.write('{"lost": 1}\n')
+        out.flush()
+        continue
     out.write(json.dumps({"drv": "zram" if drv == "zram_submit_bio" else "rzram",
                           "counts": counts, "calls": calls}) + "\n")
     out.flush()
