@@ -45,3 +45,13 @@ int rust_helper_preempt_disable_cpu_in_task(void)
 	preempt_disable();
 	return raw_smp_processor_id();
 }
+
+/*
+ * The current CPU's number outside interrupt context (as in
+ * rust_helper_preempt_disable_cpu_in_task()), -1 in it. For a caller that has
+ * preemption disabled: otherwise the number may be stale at once.
+ */
+int rust_helper_cpu_in_task(void)
+{
+	return in_interrupt() ? -1 : (int)raw_smp_processor_id();
+}

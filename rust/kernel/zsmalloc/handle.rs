@@ -316,7 +316,7 @@ impl<'a> Handle<'a> {
     pub fn map_read(&self, len: usize) -> Result<ReadGuard<'_>> {
         // SAFETY: `raw` is a live handle of `pool` whose object was written (type invariants);
         // it stays live while `self` is borrowed, which the guard does.
-        unsafe { map_read_raw(self.0.pool, self.0.raw.get(), len) }
+        unsafe { map_read_raw(self.0.pool, self.0.raw.get(), len, false) }
     }
 
     /// Gives up ownership of the object and returns its C handle.

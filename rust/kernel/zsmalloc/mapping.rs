@@ -31,14 +31,24 @@ pub(super) const MODE_WRITE: bindings::zs_mapmode = bindings::zs_mapmode_ZS_MM_W
 ///
 /// `raw` must be a live handle of `pool` whose object has been written by [`NewObject::write`],
 /// and must stay live for `'g`.
+///
+/// With `preempt_off`, the caller must have preemption disabled from before the call until it
+/// returns (it holds a slot lock), and it is not disabled a second time.
 #[inline]
 pub(super) unsafe fn map_read_raw<'g>(
     pool: &'g Pool,
     raw: usize,
     len: usize,
+    preempt_off: bool,
 ) -> Result<ReadGuard<'g>> {
-    // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`.
-    let m = unsafe { Mapping::new(pool, raw, Some(len), MODE_READ) }?;
+    let m = if preempt_off {
+        // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`, and preemption is
+        // disabled until the call returns.
+        unsafe { Mapping::new_preempt_off(pool, raw, Some(len), MODE_READ) }?
+    } else {
+        // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`.
+        unsafe { Mapping::new(pool, raw, Some(len), MODE_READ) }?
+    };
     // INVARIANT: the object was written up to the capacity of its class, and the mapping's
     // length is at most that; written objects are never written again.
     Ok(ReadGuard { m })
@@ -84,22 +94,62 @@ impl<'a> Mapping<'a> {
             // Interrupt context: zsmalloc's mapping area may be the interrupted thread's.
             return Err(EBUSY);
         };
+        // SAFETY: by the caller `handle` is a live handle of `pool` for `'a`; not in interrupt
+        // context, and preemption is disabled until after the call.
+        let m = unsafe { Self::map_on(pool, handle, len, mode, cpu) };
+        // SAFETY: balances the `preempt_disable()` above; a mapping keeps preemption disabled on
+        // its own until it is unmapped.
+        unsafe { bindings::preempt_enable() };
+        m
+    }
+
+    /// As [`new`](Self::new), for a caller that has preemption disabled already (a holder of a
+    /// slot lock): no second `preempt_disable()`.
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a live handle of `pool` that stays live for `'a`, and preemption must be
+    /// disabled from before the call until it returns.
+    #[inline]
+    pub(super) unsafe fn new_preempt_off(
+        pool: &'a Pool,
+        handle: usize,
+        len: Option<usize>,
+        mode: bindings::zs_mapmode,
+    ) -> Result<Self> {
+        // SAFETY: FFI call without preconditions.
+        let Ok(cpu) = usize::try_from(unsafe { bindings::cpu_in_task() }) else {
+            // Interrupt context: zsmalloc's mapping area may be the interrupted thread's.
+            return Err(EBUSY);
+        };
+        // SAFETY: by the caller `handle` is a live handle of `pool` for `'a`, and preemption is
+        // disabled until the call returns, so `cpu` stays this CPU; not in interrupt context.
+        unsafe { Self::map_on(pool, handle, len, mode, cpu) }
+    }
+
+    /// Maps the object of `handle` on this CPU, `cpu`: the common part of [`new`](Self::new) and
+    /// [`new_preempt_off`](Self::new_preempt_off).
+    ///
+    /// # Safety
+    ///
+    /// `handle` must be a live handle of `pool` that stays live for `'a`; the caller must not be
+    /// in interrupt context, and must have had preemption disabled since it read `cpu`, the
+    /// number of the CPU it runs on, until the call returns.
+    #[inline(always)]
+    unsafe fn map_on(
+        pool: &'a Pool,
+        handle: usize,
+        len: Option<usize>,
+        mode: bindings::zs_mapmode,
+        cpu: usize,
+    ) -> Result<Self> {
         // SAFETY: by the caller `handle` is a live handle of `pool`; not in interrupt context, and
         // preemption is disabled.
-        let len = match unsafe { Self::check(pool, handle, len, cpu) } {
-            Ok(len) => len,
-            Err(e) => {
-                // SAFETY: matches the `preempt_disable()` above.
-                unsafe { bindings::preempt_enable() };
-                return Err(e);
-            }
-        };
+        let len = unsafe { Self::check(pool, handle, len, cpu) }?;
         MAPPED[cpu].store(true, Ordering::Relaxed);
         // SAFETY: the pool is valid and, by the caller, `handle` a live handle of it; not in
         // interrupt context and no other object mapped on this CPU, as zsmalloc requires.
         let ptr = unsafe { bindings::zs_map_object(pool.raw(), handle, mode) };
-        // SAFETY: the mapping keeps preemption disabled on its own until it is unmapped.
-        unsafe { bindings::preempt_enable() };
         let Some(ptr) = NonNull::new(ptr.cast::<u8>()) else {
             // zs_map_object() does not fail; a null pointer would be a zsmalloc bug.
             MAPPED[cpu].store(false, Ordering::Relaxed);
@@ -108,8 +158,8 @@ impl<'a> Mapping<'a> {
             return Err(EINVAL);
         };
         // INVARIANT: zsmalloc mapped the object, of at least `len` bytes since `len` is at most
-        // the capacity of its class (both modes give read and write access to the mapping);
-        // `MAPPED[cpu]` was set above.
+        // the capacity of its class (both modes give read and write access to the mapping), and
+        // keeps preemption disabled until it is unmapped; `MAPPED[cpu]` was set above.
         Ok(Mapping {
             pool,
             handle,

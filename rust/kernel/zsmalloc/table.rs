@@ -339,8 +339,9 @@ impl<'t> SlotGuard<'t> {
         let raw = self.raw().ok_or(EINVAL)?;
         // SAFETY: by the table's invariant `raw` is a live, written object of the table's pool;
         // only `replace` and `take` remove it from the slot, and they need `&mut self`, which the
-        // returned guard's borrow of `self` excludes.
-        unsafe { map_read_raw(&self.table.pool, raw, len) }
+        // returned guard's borrow of `self` excludes. The slot lock, held for the whole call,
+        // keeps preemption disabled (`PackedGuard`'s invariant).
+        unsafe { map_read_raw(&self.table.pool, raw, len, true) }
     }
 
     /// Puts `new` in the slot and returns what it held. The caller bits are left as they are.
