@@ -17,7 +17,7 @@
 
 use crate::{
     device::Rzram,
-    storage::{Outcome, Storage},
+    storage::{ReadOutcome, Storage, WriteOutcome},
 };
 use core::{ops::Range, sync::atomic::Ordering};
 use kernel::{
@@ -110,7 +110,7 @@ fn read(held: &mut Held<'_>, data: &mut Data<'_, dir::Read>) -> Result {
         if part.len() == PAGE_SIZE {
             // The segment is the whole page (a segment lies within a page of memory).
             let storage = held.get().ok_or(EIO)?;
-            if seg.with_sink(|dst| storage.try_read_page(index, dst))? == Outcome::Done {
+            if seg.with_sink(|dst| storage.try_read_page(index, dst))? == ReadOutcome::Done {
                 return Ok(());
             }
             // Written back: read from the backing device, which sleeps.
@@ -134,14 +134,10 @@ fn write(held: &mut Held<'_>, data: &mut Data<'_, dir::Write>, limit_pages: u64)
         if part.len() == PAGE_SIZE {
             let storage = held.get().ok_or(EIO)?;
             match seg.with_source(|src| storage.try_write_page(index, src, limit_pages))? {
-                Outcome::Done => Ok(()),
-                Outcome::NeedMemory(len) => {
+                WriteOutcome::Done => Ok(()),
+                WriteOutcome::NeedMemory(len) => {
                     let storage = held.sleepable()?;
                     seg.with_source(|src| storage.write_page_stalled(index, src, limit_pages, len))
-                }
-                Outcome::WouldSleep => {
-                    let storage = held.sleepable()?;
-                    seg.with_source(|src| storage.write_page(index, src, limit_pages))
                 }
             }
         } else {

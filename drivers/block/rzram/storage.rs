@@ -44,11 +44,14 @@ pub(crate) struct Comp {
 impl Comp {
     /// The stream of priority `prio`; `EIO` if it has none (a slot's priority always has one).
     pub(crate) fn stream(&mut self, prio: usize) -> Result<&mut Stream> {
-        self.streams
-            .get_mut(prio)
-            .and_then(Option::as_mut)
-            .ok_or(EIO)
+        stream_of(&mut self.streams, prio)
     }
+}
+
+/// The stream of priority `prio` of `streams`; `EIO` if there is none. (A function of the field
+/// alone, so that the stream and a CPU's other buffers can be borrowed at once.)
+fn stream_of(streams: &mut [Option<Stream>; MAX_PRIO], prio: usize) -> Result<&mut Stream> {
+    streams.get_mut(prio).and_then(Option::as_mut).ok_or(EIO)
 }
 
 /// Decompresses `src`, stored with priority `prio`, with that stream of `streams` into `dst`;
@@ -59,8 +62,7 @@ fn decompress_page(
     src: &[u8],
     dst: Sink<'_>,
 ) -> Result {
-    let stream = streams.get_mut(prio).and_then(Option::as_mut).ok_or(EIO)?;
-    if stream.decompress(src, dst)? != PAGE_SIZE {
+    if stream_of(streams, prio)?.decompress(src, dst)? != PAGE_SIZE {
         return Err(EIO);
     }
     Ok(())
@@ -131,15 +133,21 @@ enum Recompressed<'a> {
     NotSmaller { tried: usize, all_tried: bool },
 }
 
-/// What a page operation that must not sleep did ([`Storage::try_read_page`],
-/// [`Storage::try_write_page`]).
+/// What a read that must not sleep did ([`Storage::try_read_page`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// The page was read or written.
+pub(crate) enum ReadOutcome {
+    /// The page was read.
     Done,
     /// Nothing was done: the page is written back, and reading it sleeps. The caller reads it
     /// with [`Storage::read_page`] where it may sleep.
     WouldSleep,
+}
+
+/// What a write that must not sleep did ([`Storage::try_write_page`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteOutcome {
+    /// The page was written.
+    Done,
     /// Nothing was done: the pool has no memory for the page's object of this many bytes
     /// without reclaim. The caller writes it with [`Storage::write_page_stalled`] where it may
     /// sleep.
@@ -256,15 +264,20 @@ impl Storage {
 
     /// As [`read_page`](Self::read_page), without sleeping (so in an RCU read-side critical
     /// section, as a bio's read runs until a page must sleep, `io.rs`): a written-back page is
-    /// left alone, with `dst` unwritten, and the answer is [`Outcome::WouldSleep`].
-    pub(crate) fn try_read_page(&self, index: usize, dst: Sink<'_>) -> Result<Outcome> {
+    /// left alone, with `dst` unwritten, and the answer is [`ReadOutcome::WouldSleep`].
+    pub(crate) fn try_read_page(&self, index: usize, dst: Sink<'_>) -> Result<ReadOutcome> {
         self.read_page_in(index, dst, false)
     }
 
     /// [`read_page`](Self::read_page), sleeping if `may_sleep`.
     // Inlined into the bio path, where `may_sleep` is a constant.
     #[inline(always)]
-    fn read_page_in(&self, index: usize, mut dst: Sink<'_>, may_sleep: bool) -> Result<Outcome> {
+    fn read_page_in(
+        &self,
+        index: usize,
+        mut dst: Sink<'_>,
+        may_sleep: bool,
+    ) -> Result<ReadOutcome> {
         if dst.len() != PAGE_SIZE {
             return Err(EINVAL);
         }
@@ -274,7 +287,7 @@ impl Storage {
             let st = State::of(&g);
             if st.is_wb() {
                 if !may_sleep {
-                    return Ok(Outcome::WouldSleep);
+                    return Ok(ReadOutcome::WouldSleep);
                 }
                 slots::accessed(&mut g);
                 let block = g.word().ok_or(EIO)? as u64;
@@ -282,25 +295,25 @@ impl Storage {
                 let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
                 if self.read_written_back(index, block, &mut page)? {
                     dst.copy_from_slice(&page)?;
-                    return Ok(Outcome::Done);
+                    return Ok(ReadOutcome::Done);
                 }
                 continue;
             }
             slots::accessed(&mut g);
             if let Some(w) = g.word() {
                 dst.fill_word(w);
-                return Ok(Outcome::Done);
+                return Ok(ReadOutcome::Done);
             }
             let size = st.size();
             if size == PAGE_SIZE {
                 dst.copy_from_slice(&g.map_read(size)?)?;
-                return Ok(Outcome::Done);
+                return Ok(ReadOutcome::Done);
             }
             // Stream, then mapping: the order of the write path, so that the two never wait on
             // each other.
             self.streams
                 .with(|c| decompress_page(&mut c.streams, st.prio(), &g.map_read(size)?, dst))?;
-            return Ok(Outcome::Done);
+            return Ok(ReadOutcome::Done);
         }
     }
 
@@ -330,18 +343,18 @@ impl Storage {
 
     /// As [`write_page`](Self::write_page), without sleeping: if the pool needs memory that
     /// only reclaim gives, the page is left as it was and the answer is
-    /// [`Outcome::NeedMemory`], with the size to allocate.
+    /// [`WriteOutcome::NeedMemory`], with the size to allocate.
     pub(crate) fn try_write_page(
         &self,
         index: usize,
         src: Source<'_>,
         limit_pages: u64,
-    ) -> Result<Outcome> {
+    ) -> Result<WriteOutcome> {
         self.write_page_in(index, src, limit_pages, false, None)
     }
 
     /// As [`write_page`](Self::write_page), after [`try_write_page`](Self::try_write_page)
-    /// answered [`Outcome::NeedMemory`] with `len`: counted as a write stall, the object is
+    /// answered [`WriteOutcome::NeedMemory`] with `len`: counted as a write stall, the object is
     /// allocated first, with reclaim, and the page compressed once more into it, or stored
     /// whole if it was huge, as zram's slow path does. (A page that others change meanwhile
     /// and that outgrows the object is compressed again, into a larger one: the lengths only
@@ -368,7 +381,7 @@ impl Storage {
         limit_pages: u64,
         may_sleep: bool,
         stalled: Option<usize>,
-    ) -> Result<Outcome> {
+    ) -> Result<WriteOutcome> {
         if index >= self.table.slots.len() {
             return Err(EIO);
         }
@@ -378,7 +391,7 @@ impl Storage {
         if stalled.is_none() {
             if let Some(w) = src.same_filled() {
                 self.install_same(index, w)?;
-                return Ok(Outcome::Done);
+                return Ok(WriteOutcome::Done);
             }
         }
         let pool = &self.table.pool;
@@ -398,7 +411,7 @@ impl Storage {
                     // Huge: stored whole, without compressing again, as zram.
                     let h = obj.write_from(src)?;
                     self.install(index, h, PAGE_SIZE, true, limit_pages)?;
-                    return Ok(Outcome::Done);
+                    return Ok(WriteOutcome::Done);
                 }
                 spare = Some(obj);
             }
@@ -408,9 +421,11 @@ impl Storage {
             match stored {
                 Compressed::Stored(h, len, huge) => {
                     self.install(index, h, len, huge, limit_pages)?;
-                    return Ok(Outcome::Done);
+                    return Ok(WriteOutcome::Done);
                 }
-                Compressed::NeedMemory(len) if !may_sleep => return Ok(Outcome::NeedMemory(len)),
+                Compressed::NeedMemory(len) if !may_sleep => {
+                    return Ok(WriteOutcome::NeedMemory(len))
+                }
                 Compressed::NeedMemory(len) => need = Some(len),
             }
         }
@@ -861,14 +876,14 @@ mod tests {
         for (i, p) in pages.iter().enumerate() {
             assert_eq!(
                 storage.try_write_page(i, Source::from(p), 0)?,
-                Outcome::Done
+                WriteOutcome::Done
             );
         }
         let mut out = page(|_| 0)?;
         for (i, p) in pages.iter().enumerate() {
             assert_eq!(
                 storage.try_read_page(i, Sink::from(&mut out))?,
-                Outcome::Done
+                ReadOutcome::Done
             );
             assert!(out == *p);
         }
