@@ -38,7 +38,7 @@ unsigned int rust_helper_preempt_disable_cpu(void)
  * soft interrupt, NMI, bottom halves disabled: in_interrupt()); there it
  * returns -1 and leaves preemption alone.
  */
-int rust_helper_preempt_disable_cpu_in_task(void)
+int rust_helper_preempt_disable_cpu_outside_interrupt(void)
 {
 	if (in_interrupt())
 		return -1;
@@ -47,11 +47,11 @@ int rust_helper_preempt_disable_cpu_in_task(void)
 }
 
 /*
- * The current CPU's number outside interrupt context (as in
- * rust_helper_preempt_disable_cpu_in_task()), -1 in it. For a caller that has
- * preemption disabled: otherwise the number may be stale at once.
+ * The current CPU's number outside interrupt context (in_interrupt() false),
+ * -1 in it. For a caller that has preemption disabled: otherwise the number
+ * may be stale at once.
  */
-int rust_helper_cpu_in_task(void)
+int rust_helper_cpu_outside_interrupt(void)
 {
 	return in_interrupt() ? -1 : (int)raw_smp_processor_id();
 }

@@ -55,7 +55,8 @@
 //! the mapping to end.
 //!
 //! The mappings disable preemption and, on `PREEMPT_RT`, zsmalloc's mapping path takes locks that
-//! sleep there: this module is not usable on `PREEMPT_RT`.
+//! sleep there: this module is not built on `PREEMPT_RT` (`lib.rs`), so that no safe caller can
+//! sleep in atomic context through it.
 //!
 //! C header: [`include/linux/zsmalloc.h`](srctree/include/linux/zsmalloc.h)
 
@@ -71,7 +72,7 @@ mod bench;
 mod tests;
 
 use handle::{class_index_raw, Object};
-use mapping::{map_read_raw, Mapping, MODE_WRITE};
+use mapping::{map_read_raw, map_read_raw_preempt_off, Mapping, MODE_WRITE};
 
 pub use deferred::{Deferred, DeferredFree, DeferredStats, Pushed};
 pub use handle::{Handle, NewObject};

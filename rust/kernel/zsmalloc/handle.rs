@@ -192,9 +192,10 @@ impl<'a> NewObject<'a> {
             }
             let dst = m.ptr.as_ptr();
             let tail = cap - len;
-            // The tail past `len` is zeroed first: a short one (a class is 16 bytes larger than
-            // the one below it) by one 16-byte store over the object's last bytes, which the copy
-            // then partly overwrites, rather than a call of `memset()` on every write.
+            // The tail past `len` is zeroed first: a short one (classes are often 16 bytes apart,
+            // with 4 KiB pages) by one 16-byte store over the object's last bytes, which the copy
+            // then partly overwrites, rather than a call of `memset()` on every write. (No class
+            // is smaller than 32 bytes: the `cap < 16` case is for completeness.)
             // SAFETY: by `Mapping`'s invariant `dst` is valid for writes of `cap` bytes until `m`
             // is dropped; the object is new and owned by `self`, so nothing else accesses it, and
             // the source (valid for reads of `len` bytes) cannot overlap it. `len <= cap`, and
@@ -316,7 +317,7 @@ impl<'a> Handle<'a> {
     pub fn map_read(&self, len: usize) -> Result<ReadGuard<'_>> {
         // SAFETY: `raw` is a live handle of `pool` whose object was written (type invariants);
         // it stays live while `self` is borrowed, which the guard does.
-        unsafe { map_read_raw(self.0.pool, self.0.raw.get(), len, false) }
+        unsafe { map_read_raw(self.0.pool, self.0.raw.get(), len) }
     }
 
     /// Gives up ownership of the object and returns its C handle.

@@ -31,26 +31,35 @@ pub(super) const MODE_WRITE: bindings::zs_mapmode = bindings::zs_mapmode_ZS_MM_W
 ///
 /// `raw` must be a live handle of `pool` whose object has been written by [`NewObject::write`],
 /// and must stay live for `'g`.
-///
-/// With `preempt_off`, the caller must have preemption disabled from before the call until it
-/// returns (it holds a slot lock), and it is not disabled a second time.
 #[inline]
 pub(super) unsafe fn map_read_raw<'g>(
     pool: &'g Pool,
     raw: usize,
     len: usize,
-    preempt_off: bool,
 ) -> Result<ReadGuard<'g>> {
-    let m = if preempt_off {
-        // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`, and preemption is
-        // disabled until the call returns.
-        unsafe { Mapping::new_preempt_off(pool, raw, Some(len), MODE_READ) }?
-    } else {
-        // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`.
-        unsafe { Mapping::new(pool, raw, Some(len), MODE_READ) }?
-    };
+    // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`.
+    let m = unsafe { Mapping::new(pool, raw, Some(len), MODE_READ) }?;
     // INVARIANT: the object was written up to the capacity of its class, and the mapping's
     // length is at most that; written objects are never written again.
+    Ok(ReadGuard { m })
+}
+
+/// As [`map_read_raw`], for a caller that has preemption disabled already (a holder of a slot
+/// lock), which is not disabled a second time.
+///
+/// # Safety
+///
+/// As [`map_read_raw`]; also, preemption must be disabled from before the call until it returns.
+#[inline]
+pub(super) unsafe fn map_read_raw_preempt_off<'g>(
+    pool: &'g Pool,
+    raw: usize,
+    len: usize,
+) -> Result<ReadGuard<'g>> {
+    // SAFETY: by the caller `raw` is a live handle of `pool` for `'g`, and preemption is disabled
+    // until the call returns.
+    let m = unsafe { Mapping::new_preempt_off(pool, raw, Some(len), MODE_READ) }?;
+    // INVARIANT: as in `map_read_raw`.
     Ok(ReadGuard { m })
 }
 
@@ -90,7 +99,8 @@ impl<'a> Mapping<'a> {
     ) -> Result<Self> {
         // SAFETY: FFI call without preconditions. Outside interrupt context it disables
         // preemption, from here until the object is mapped, so the CPU number stays right.
-        let Ok(cpu) = usize::try_from(unsafe { bindings::preempt_disable_cpu_in_task() }) else {
+        let Ok(cpu) = usize::try_from(unsafe { bindings::preempt_disable_cpu_outside_interrupt() })
+        else {
             // Interrupt context: zsmalloc's mapping area may be the interrupted thread's.
             return Err(EBUSY);
         };
@@ -118,7 +128,7 @@ impl<'a> Mapping<'a> {
         mode: bindings::zs_mapmode,
     ) -> Result<Self> {
         // SAFETY: FFI call without preconditions.
-        let Ok(cpu) = usize::try_from(unsafe { bindings::cpu_in_task() }) else {
+        let Ok(cpu) = usize::try_from(unsafe { bindings::cpu_outside_interrupt() }) else {
             // Interrupt context: zsmalloc's mapping area may be the interrupted thread's.
             return Err(EBUSY);
         };
@@ -177,12 +187,7 @@ impl<'a> Mapping<'a> {
     /// `handle` must be a live handle of `pool`, the caller must not be in interrupt context, and
     /// preemption must be disabled since `cpu` was read.
     #[inline]
-    pub(super) unsafe fn check(
-        pool: &Pool,
-        handle: usize,
-        len: Option<usize>,
-        cpu: usize,
-    ) -> Result<usize> {
+    unsafe fn check(pool: &Pool, handle: usize, len: Option<usize>, cpu: usize) -> Result<usize> {
         if MAPPED[cpu].load(Ordering::Relaxed) {
             return Err(EBUSY);
         }

@@ -2,7 +2,7 @@
 
 //! A table of locked slots, each holding an object of the table's pool or a plain word.
 
-use super::{class_index_raw, map_read_raw, Handle, Pool, ReadGuard};
+use super::{class_index_raw, map_read_raw_preempt_off, Handle, Pool, ReadGuard};
 use crate::{
     alloc::{flags::*, VVec},
     error::{code::*, Result},
@@ -250,8 +250,9 @@ impl Drop for Table {
 ///
 /// It gives access to the slot's contents, to its 30 caller bits and to its 32-bit caller value
 /// ([`aux`](Self::aux)), which are published when the guard is dropped. Preemption is disabled
-/// while it lives, so the thread must not sleep. It is `!Send` (checked by
-/// `tests/compile_fail/fail_zsmalloc_slot_guard_send.rs`).
+/// while it lives, so the thread must not sleep. It is `!Send` and `!Sync` (checked by
+/// `tests/compile_fail/fail_zsmalloc_slot_guard_send.rs` and `fail_zsmalloc_slot_guard_sync.rs`):
+/// [`map_read`](Self::map_read) relies on running on the thread whose lock disabled preemption.
 pub struct SlotGuard<'t> {
     table: &'t Table,
     guard: PackedGuard<'t, SlotData>,
@@ -341,7 +342,7 @@ impl<'t> SlotGuard<'t> {
         // only `replace` and `take` remove it from the slot, and they need `&mut self`, which the
         // returned guard's borrow of `self` excludes. The slot lock, held for the whole call,
         // keeps preemption disabled (`PackedGuard`'s invariant).
-        unsafe { map_read_raw(&self.table.pool, raw, len, true) }
+        unsafe { map_read_raw_preempt_off(&self.table.pool, raw, len) }
     }
 
     /// Puts `new` in the slot and returns what it held. The caller bits are left as they are.

@@ -34,7 +34,10 @@ pub mod dir {
 /// # Invariants
 ///
 /// `bio` is a `REQ_OP_READ` (`D` is [`dir::Read`]) or `REQ_OP_WRITE` (`D` is [`dir::Write`])
-/// bio, whose `bi_io_vec` holds `bi_iter.bi_size` bytes of data.
+/// bio in flight, with the block layer's guarantees for one: its `bi_io_vec` holds
+/// `bi_iter.bi_size` bytes of data from entry `bi_iter.bi_idx`, byte `bi_iter.bi_bvec_done` on;
+/// each entry's pages are consecutive `struct page`s (as C's `bvec_iter_page()` assumes), and
+/// the submitter changes neither the entries nor their pages' lifetime until the bio completes.
 pub struct Data<'a, D> {
     bio: &'a mut Bio,
     _dir: PhantomData<D>,
@@ -45,10 +48,12 @@ impl<'a, D> Data<'a, D> {
     ///
     /// # Safety
     ///
-    /// `bio` must be a read if `D` is [`dir::Read`], a write if `D` is [`dir::Write`].
+    /// `bio` must be a read if `D` is [`dir::Read`], a write if `D` is [`dir::Write`], submitted
+    /// to the driver and not yet completed.
     #[inline]
     pub(super) unsafe fn new(bio: &'a mut Bio) -> Self {
-        // INVARIANT: by the caller's promise; a read or write bio has `bi_size` bytes of data.
+        // INVARIANT: by the caller's promise; the block layer guarantees the rest for a read or
+        // write bio in flight.
         Data {
             bio,
             _dir: PhantomData,
@@ -78,9 +83,9 @@ impl<D> Data<'_, D> {
         // read or write bio always advances through its vector (`bio_no_advance_iter()` is false).
         // The arithmetic wraps, as C's, on the block layer's invariants of a valid iterator.
         while iter.bi_size > 0 {
-            // SAFETY: a data bio (type invariant) has `bi_size` bytes in its vector, and `iter`
-            // has not consumed them all, as `bi_size` is not zero: `bi_idx` indexes a valid
-            // vector entry, which the bio's owner leaves unchanged while the bio is in flight.
+            // SAFETY: the bio's vector holds `bi_size` bytes from `bi_idx` on (type invariant),
+            // and `iter` has not consumed them all, as `bi_size` is not zero: `bi_idx` indexes a
+            // valid entry, which the submitter leaves unchanged while the bio is in flight.
             let bv = unsafe { (*bio).bi_io_vec.add(iter.bi_idx as usize).read() };
             let mp_offset = bv.bv_offset.wrapping_add(iter.bi_bvec_done) as usize;
             let offset = (mp_offset % PAGE_SIZE) as u32;
@@ -88,9 +93,16 @@ impl<D> Data<'_, D> {
                 .bi_size
                 .min(bv.bv_len.wrapping_sub(iter.bi_bvec_done))
                 .min(PAGE_SIZE as u32 - offset);
+            // An entry that `iter` has consumed whole (`bi_bvec_done == bv_len`, as only an empty
+            // entry can be here) gives no segment: `f` never sees an empty one.
+            if len == 0 {
+                iter.bi_bvec_done = 0;
+                iter.bi_idx = iter.bi_idx.wrapping_add(1);
+                continue;
+            }
             // INVARIANT: the page of the multi-page entry that holds byte `bi_bvec_done` of it (an
-            // entry's pages are consecutive `struct page`s, as C's `bvec_iter_page()` assumes), and
-            // the part of the entry within that page.
+            // entry's pages are consecutive `struct page`s, type invariant of `Data`), and the
+            // part of the entry within that page.
             let mut seg = Segment {
                 page: bv.bv_page.wrapping_add(mp_offset / PAGE_SIZE),
                 offset,
