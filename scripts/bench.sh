@@ -17,7 +17,8 @@
 # alternate boot by boot (BENCH_BOOTS cycles, each with its share of the
 # rounds and one warm-up round that is dropped).
 #
-# Output: docs/benchmarks.md, docs/benchmarks-munmap.png, and the raw logs in
+# Output: docs/benchmarks.md, docs/benchmarks-munmap.png,
+# docs/benchmarks-iocount.md, docs/benchmarks-breakdown.md, and the raw logs in
 # build/logs/ (bench-*.log, with the monitor's bench-*.tsv).
 # Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
 #      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
@@ -34,6 +35,10 @@ boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
 kernels=${BENCH_KERNELS:-stock p3 p3-zspage p3-zsfree bench}
 parts=" ${BENCH_PARTS:-munmap notify fio binding writeback iocount breakdown} "
+# The breakdown's debugger, checked before hours of the other parts.
+if [[ "$parts" == *" breakdown "* ]] && ! command -v gdb-multiarch >/dev/null; then
+	die "the breakdown part needs gdb-multiarch (make deps installs it)"
+fi
 max_load=${BENCH_MAX_LOAD:-1.0}
 max_other=${BENCH_MAX_OTHER:-0.25}
 host=$TOP/scripts/bench_host.py

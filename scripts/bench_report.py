@@ -449,7 +449,7 @@ by run, each first in half the rounds; one job is pinned to CPU 0, two jobs one 
 each on its own half of the data. The ratio is taken per round (adjacent runs); its median,
 a bootstrap 95% interval resampling those pairs, and its range over the rounds are given.
 Guest instructions per page for the same paths, which TCG's timing noise cannot blur, are in
-`benchmarks-iocount.md`.
+`benchmarks-iocount.md`, and where they go, function by function, in `benchmarks-breakdown.md`.
 
 """ + "\n".join(fio_text(args.logs)) + """
 
