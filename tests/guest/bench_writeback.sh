@@ -47,9 +47,13 @@ run() {
 	losetup -d "$loop"
 }
 
+# The three runs in a rotating order: each goes first in a third of the rounds.
+runs=("rzram 1" "rzram 32")
+[ -f /sys/block/zram0/backing_dev ] && runs+=("zram -")
 for r in $(seq 1 "$rounds"); do
-	run rzram 1 "$r"
-	run rzram 32 "$r"
-	[ -f /sys/block/zram0/backing_dev ] && run zram - "$r"
+	for ((i = 0; i < ${#runs[@]}; i++)); do
+		# shellcheck disable=SC2086 # device and batch, two words
+		run ${runs[$(((r + i) % ${#runs[@]}))]} "$r"
+	done
 done
 umount /mnt/scratch
