@@ -110,12 +110,14 @@ fn read(held: &mut Held<'_>, data: &mut Data<'_, dir::Read>) -> Result {
         if part.len() == PAGE_SIZE {
             // The segment is the whole page (a segment lies within a page of memory).
             let storage = held.get().ok_or(EIO)?;
-            if seg.with_sink(|dst| storage.try_read_page(index, dst))? == ReadOutcome::Done {
-                return Ok(());
+            match seg.with_sink(|dst| storage.try_read_page(index, dst))? {
+                ReadOutcome::Done => Ok(()),
+                ReadOutcome::WouldSleep => {
+                    // Written back: read from the backing device, which sleeps.
+                    let storage = held.sleepable()?;
+                    seg.with_sink(|dst| storage.read_page(index, dst))
+                }
             }
-            // Written back: read from the backing device, which sleeps.
-            let storage = held.sleepable()?;
-            seg.with_sink(|dst| storage.read_page(index, dst))
         } else {
             let storage = held.sleepable()?;
             let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;

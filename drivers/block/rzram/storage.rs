@@ -154,6 +154,15 @@ pub(crate) enum WriteOutcome {
     NeedMemory(usize),
 }
 
+/// The answer of a write that may sleep: only one that must not answers
+/// [`WriteOutcome::NeedMemory`], and a page left unwritten is never a success.
+fn written(outcome: WriteOutcome) -> Result {
+    match outcome {
+        WriteOutcome::Done => Ok(()),
+        WriteOutcome::NeedMemory(_) => Err(ENOMEM),
+    }
+}
+
 /// Where a compressed page goes.
 enum Compressed<'a> {
     /// Written to this object, of this many bytes; huge if stored uncompressed.
@@ -173,7 +182,7 @@ fn store<'a>(
     spare: &mut Option<NewObject<'a>>,
 ) -> Result<Compressed<'a>> {
     let huge_size = pool.huge_class_size();
-    let stream = streams[0].as_mut().ok_or(EIO)?;
+    let stream = stream_of(streams, 0)?;
     let (data, len, huge) = match stream.compress(src, buf) {
         Ok(n) if n < huge_size => (Source::from(buf.get(..n).ok_or(EIO)?), n, false),
         Ok(_) | Err(E2BIG) => (src, PAGE_SIZE, true),
@@ -259,7 +268,11 @@ impl Storage {
     ///
     /// May sleep (a written-back page is read from the backing device).
     pub(crate) fn read_page<'d>(&self, index: usize, dst: impl Into<Sink<'d>>) -> Result {
-        self.read_page_in(index, dst.into(), true).map(|_| ())
+        match self.read_page_in(index, dst.into(), true)? {
+            ReadOutcome::Done => Ok(()),
+            // Only a read that must not sleep answers so: never the page unread as a success.
+            ReadOutcome::WouldSleep => Err(EIO),
+        }
     }
 
     /// As [`read_page`](Self::read_page), without sleeping (so in an RCU read-side critical
@@ -337,8 +350,7 @@ impl Storage {
         src: impl Into<Source<'s>>,
         limit_pages: u64,
     ) -> Result {
-        self.write_page_in(index, src.into(), limit_pages, true, None)
-            .map(|_| ())
+        written(self.write_page_in(index, src.into(), limit_pages, true, None)?)
     }
 
     /// As [`write_page`](Self::write_page), without sleeping: if the pool needs memory that
@@ -366,8 +378,7 @@ impl Storage {
         limit_pages: u64,
         len: usize,
     ) -> Result {
-        self.write_page_in(index, src, limit_pages, true, Some(len))
-            .map(|_| ())
+        written(self.write_page_in(index, src, limit_pages, true, Some(len))?)
     }
 
     /// [`write_page`](Self::write_page), sleeping if `may_sleep`, starting with an allocation
