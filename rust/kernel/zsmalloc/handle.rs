@@ -196,10 +196,9 @@ impl<'a> NewObject<'a> {
             // with 4 KiB pages) by one 16-byte store over the object's last bytes, which the copy
             // then partly overwrites, rather than a call of `memset()` on every write. (No class
             // is smaller than 32 bytes: the `cap < 16` case is for completeness.)
-            // SAFETY: by `Mapping`'s invariant `dst` is valid for writes of `cap` bytes until `m`
-            // is dropped; the object is new and owned by `self`, so nothing else accesses it, and
-            // the source (valid for reads of `len` bytes) cannot overlap it. `len <= cap`, and
-            // the store is within the object as `cap >= 16`.
+            // SAFETY: `dst` is valid for writes of `cap >= len` bytes until `m` drops (`Mapping`),
+            // a new object only `self` reaches, which the source cannot overlap; the store needs
+            // `cap >= 16`.
             unsafe {
                 if tail > 16 || (tail > 0 && cap < 16) {
                     core::ptr::write_bytes(dst.add(len), 0, tail);

@@ -338,10 +338,9 @@ impl<'t> SlotGuard<'t> {
     #[inline]
     pub fn map_read(&self, len: usize) -> Result<ReadGuard<'_>> {
         let raw = self.raw().ok_or(EINVAL)?;
-        // SAFETY: by the table's invariant `raw` is a live, written object of the table's pool;
-        // only `replace` and `take` remove it from the slot, and they need `&mut self`, which the
-        // returned guard's borrow of `self` excludes. The slot lock, held for the whole call,
-        // keeps preemption disabled (`PackedGuard`'s invariant).
+        // SAFETY: `raw` is a live, written object of the pool (table invariant) that only
+        // `replace`/`take` remove, with `&mut self`, which the guard's borrow excludes; the slot
+        // lock, held for the whole call, keeps preemption disabled (`PackedGuard`'s invariant).
         unsafe { map_read_raw_preempt_off(&self.table.pool, raw, len) }
     }
 
