@@ -294,7 +294,18 @@ struct zs_df_user {
 	struct completion *gate;	/* if set, drains wait for it */
 	u8 *seen;			/* for index elements: times each was drained */
 	unsigned int stride;		/* u32 words per index element, 0 for 1 */
+	atomic_t max_nr;		/* the most elements one drain call got */
 };
+
+static void zs_df_record(struct zs_df_user *u, unsigned int nr)
+{
+	int old = atomic_read(&u->max_nr);
+
+	while (old < (int)nr && !atomic_try_cmpxchg(&u->max_nr, &old, nr))
+		;
+	atomic_add(nr, &u->drained);
+	atomic_inc(&u->calls);
+}
 
 static void zs_df_drain_handles(void *priv, const void *elems, unsigned int nr)
 {
@@ -309,8 +320,7 @@ static void zs_df_drain_handles(void *priv, const void *elems, unsigned int nr)
 		memcpy(batch, (const unsigned long *)elems + i, n * sizeof(*batch));
 		zs_free_bulk(u->pool, batch, n);
 	}
-	atomic_add(nr, &u->drained);
-	atomic_inc(&u->calls);
+	zs_df_record(u, nr);
 }
 
 static void zs_df_drain_index(void *priv, const void *elems, unsigned int nr)
@@ -323,8 +333,7 @@ static void zs_df_drain_index(void *priv, const void *elems, unsigned int nr)
 		wait_for_completion(u->gate);
 	for (i = 0; i < nr; i++)
 		u->seen[idx[i * max(u->stride, 1U)]]++;
-	atomic_add(nr, &u->drained);
-	atomic_inc(&u->calls);
+	zs_df_record(u, nr);
 }
 
 static const struct zs_deferred_ops zs_df_handle_ops = { .drain = zs_df_drain_handles };
@@ -357,12 +366,12 @@ static void zs_test_deferred_args(struct kunit *test)
 	struct zs_pool *pool = test->priv;
 	static const struct zs_deferred_ops no_drain = {};
 
-	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, NULL, NULL, 4, 0)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &no_drain, NULL, 4, 0)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &zs_df_index_ops, NULL, 0, 0)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, NULL, NULL, 4, 0, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &no_drain, NULL, 4, 0, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &zs_df_index_ops, NULL, 0, 0, 0)),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(zs_deferred_create(pool, &zs_df_index_ops, NULL,
-							 PAGE_SIZE + 1, 0)), -EINVAL);
+							 PAGE_SIZE + 1, 0, 0)), -EINVAL);
 }
 
 /* Push handles, flush: every object freed once, through the drain. */
@@ -375,7 +384,7 @@ static void zs_test_deferred_drain(struct kunit *test)
 	struct zs_deferred *df;
 	unsigned int sync;
 
-	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0);
+	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
 	sync = zs_df_push_new(test, pool, df, nr, 64, 3000);
 	zs_deferred_flush(df);
@@ -387,6 +396,52 @@ static void zs_test_deferred_drain(struct kunit *test)
 	KUNIT_EXPECT_LE(test, st.pages, st.max_pages);
 	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
 	zs_deferred_destroy(df);
+}
+
+/*
+ * A batch hands each CPU's page to the drain after that many elements: no
+ * drain call gets more, and none is lost. A batch larger than a page holds
+ * is a page's worth (two elements of half a page).
+ */
+static void zs_test_deferred_batch(struct kunit *test)
+{
+	static const struct {
+		size_t elem;
+		unsigned int batch, most;
+	} c[] = { { sizeof(u32), 8, 8 }, { PAGE_SIZE / 2, 10, 2 } };
+	struct zs_pool *pool = test->priv;
+	const unsigned int nr = 1000;
+	struct zs_deferred_stats st;
+	struct zs_deferred *df;
+	unsigned int i, k;
+	u32 *e;
+
+	e = kunit_kzalloc(test, PAGE_SIZE / 2, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	for (k = 0; k < ARRAY_SIZE(c); k++) {
+		struct zs_df_user u = { .pool = pool };
+
+		u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, u.seen);
+		u.stride = c[k].elem / sizeof(u32);
+		df = zs_deferred_create(pool, &zs_df_index_ops, &u, c[k].elem,
+					c[k].batch, 0);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+		for (i = 0; i < nr; i++) {
+			e[0] = i;
+			if (!zs_deferred_push(df, e))
+				u.seen[i]++;	/* the caller's own free */
+		}
+		zs_deferred_flush(df);
+		zs_deferred_stats(df, &st);
+		KUNIT_EXPECT_EQ(test, st.pushed + st.sync_frees, (u64)nr);
+		KUNIT_EXPECT_EQ(test, (u64)atomic_read(&u.drained), st.pushed);
+		KUNIT_EXPECT_GT(test, atomic_read(&u.calls), 0);
+		KUNIT_EXPECT_LE(test, atomic_read(&u.max_nr), (int)c[k].most);
+		for (i = 0; i < nr; i++)
+			KUNIT_EXPECT_EQ_MSG(test, u.seen[i], 1, "element %u", i);
+		zs_deferred_destroy(df);
+	}
 }
 
 /*
@@ -412,7 +467,7 @@ static void zs_test_deferred_fallback(struct kunit *test)
 	u.gate = &gate;
 	u.stride = elem / sizeof(u32);
 	/* 8 elements a page, at most one page a CPU plus one. */
-	df = zs_deferred_create(pool, &zs_df_index_ops, &u, elem, 1);
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, elem, 0, 1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
 	for (i = 0; i < nr; i++) {
 		e[0] = i;
@@ -476,7 +531,7 @@ static void zs_test_deferred_flush(struct kunit *test)
 	refused = kunit_kzalloc(test, nr, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, u.seen);
 	KUNIT_ASSERT_NOT_NULL(test, refused);
-	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), 0);
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
 
 	for (t = 0; t < nthreads; t++) {
@@ -520,14 +575,14 @@ static void zs_test_deferred_destroy(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, pool);
 	u.pool = pool;
 	v.pool = pool;
-	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0);
+	df = zs_deferred_create(pool, &zs_df_handle_ops, &u, sizeof(unsigned long), 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
 	refused = zs_df_push_new(test, pool, df, 100, 100, 1);
 	zs_deferred_destroy(df);
 	KUNIT_EXPECT_EQ(test, atomic_read(&u.drained), 100 - (int)refused);
 	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
 
-	df = zs_deferred_create(pool, &zs_df_handle_ops, &v, sizeof(unsigned long), 0);
+	df = zs_deferred_create(pool, &zs_df_handle_ops, &v, sizeof(unsigned long), 0, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
 	refused = zs_df_push_new(test, pool, df, 100, 300, 1);
 	zs_destroy_pool(pool);
@@ -543,6 +598,7 @@ static struct kunit_case zsmalloc_test_cases[] = {
 	KUNIT_CASE(zs_test_free_bulk),
 	KUNIT_CASE(zs_test_deferred_args),
 	KUNIT_CASE(zs_test_deferred_drain),
+	KUNIT_CASE(zs_test_deferred_batch),
 	KUNIT_CASE(zs_test_deferred_fallback),
 	KUNIT_CASE(zs_test_deferred_flush),
 	KUNIT_CASE(zs_test_deferred_destroy),

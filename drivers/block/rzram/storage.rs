@@ -228,7 +228,9 @@ impl Storage {
         let backing_pages = backing_blocks(cfg.backing.as_ref().map_or(0, |f| f.nr_pages()));
         // Allocated with vmalloc(), quietly: its size comes from user space.
         let table = Arc::new(Table::new(pool.clone(), pages, backing_pages)?, GFP_KERNEL)?;
-        let deferred = Deferred::new(pool, SwapFrees(table.clone()), 0)?;
+        // Each word names up to 32 slots: a batch of 32 words hands the worker 1024 slots at a
+        // time, as the C zram's page of slot numbers, so it frees while a munmap goes on.
+        let deferred = Deferred::new(pool, SwapFrees(table.clone()), cfg.swap_free_batch, 0)?;
         let streams = LocalLocked::new(new_packed_lock_class!("rzram_streams"), |_| {
             let mut streams = [None, None, None, None];
             for (prio, s) in streams.iter_mut().enumerate() {

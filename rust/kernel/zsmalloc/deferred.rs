@@ -42,8 +42,9 @@ pub trait DeferredFree: Send + Sync + 'static {
 
 /// A per-CPU deferred-free queue registered on a pool.
 ///
-/// [`push`](Self::push) writes the item into this CPU's buffer page without taking a lock. Full
-/// pages go to a worker that calls [`DeferredFree::drain`]. When no buffer page is free the item
+/// [`push`](Self::push) writes the item into this CPU's buffer page without taking a lock. A page
+/// goes to a worker that calls [`DeferredFree::drain`] once it is full, or holds the batch given
+/// to [`Deferred::new`]. When no buffer page is free the item
 /// is drained at once in the caller; [`DeferredStats::sync_frees`] counts how often.
 ///
 /// It holds a reference to its pool, so the pool outlives it; dropping it drains whatever is
@@ -119,10 +120,14 @@ unsafe extern "C" fn drain_callback<T: DeferredFree>(
 }
 
 impl<T: DeferredFree> Deferred<T> {
-    /// Registers `owner` on `pool` with a bound of `max_pages` buffer pages.
+    /// Registers `owner` on `pool`, handing a CPU's items to the drain `batch` at a time, with a
+    /// bound of `max_pages` buffer pages.
     ///
-    /// With `max_pages` 0 the bound scales with the pool: one buffer page per 512 pool pages, and
-    /// at least four per CPU. Context: process context; sleeps.
+    /// A `batch` of 0, or more items than a page holds, is a full page. An owner whose item names
+    /// many objects (a bitmap word of slots, say) asks for fewer, so that the drain runs while a
+    /// burst of pushes goes on rather than after it. With `max_pages` 0 the bound scales with the
+    /// pool: one buffer page per 512 pool pages, and at least four per CPU. Context: process
+    /// context; sleeps.
     ///
     /// # Examples
     ///
@@ -140,7 +145,8 @@ impl<T: DeferredFree> Deferred<T> {
     /// }
     ///
     /// let pool = Arc::new(Pool::new(c_str!("doc"))?, GFP_KERNEL)?;
-    /// let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), 0)?;
+    /// // Drained 64 items at a time, at most.
+    /// let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), 64, 0)?;
     /// for i in 0..1000 {
     ///     assert!(df.push(i).is_ok());
     /// }
@@ -148,7 +154,7 @@ impl<T: DeferredFree> Deferred<T> {
     /// assert_eq!(df.owner().0.load(Ordering::Relaxed), 1000);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn new(pool: Arc<Pool>, owner: T, max_pages: usize) -> Result<Pin<KBox<Self>>> {
+    pub fn new(pool: Arc<Pool>, owner: T, batch: u32, max_pages: usize) -> Result<Pin<KBox<Self>>> {
         crate::build_assert!(core::mem::size_of::<T::Item>() > 0);
         crate::build_assert!(core::mem::size_of::<T::Item>() <= PAGE_SIZE);
         let mut this = KBox::pin(
@@ -174,6 +180,7 @@ impl<T: DeferredFree> Deferred<T> {
                 &Vtable::<T>::OPS,
                 owner_ptr,
                 core::mem::size_of::<T::Item>(),
+                batch,
                 max_pages as _,
             )
         };
@@ -218,7 +225,7 @@ impl<T: DeferredFree> Deferred<T> {
     /// }
     ///
     /// let pool = Arc::new(Pool::new(c_str!("doc"))?, GFP_KERNEL)?;
-    /// let df = Deferred::new(pool, Sum(AtomicUsize::new(0)), 0)?;
+    /// let df = Deferred::new(pool, Sum(AtomicUsize::new(0)), 0, 0)?;
     /// match df.push(5) {
     ///     Ok(Pushed::Queued) => df.flush(),
     ///     Ok(Pushed::Drained) => {}
