@@ -23,8 +23,11 @@
 # Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
 #      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
 #      BENCH_KERNELS (default "stock p3 p3-zspage p3-zsfree bench"),
-#      BENCH_PARTS (default "munmap notify fio binding writeback iocount
-#      breakdown"), BENCH_TRACE_ALGS (breakdown, default lz4),
+#      BENCH_PARTS (default "munmap notify fio binding writeback handoff
+#      iocount breakdown"), BENCH_TRACE_ALGS (breakdown, default lz4),
+#      BENCH_HANDOFF (handoff: the rzram.swap_free_batch values, default
+#      "0 8 32 128"), BENCH_HANDOFF_ROUNDS (default 5), BENCH_HANDOFF_GRID
+#      (default 1:64,1:256,1:1024,2:64,2:256),
 #      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
 #      (CPUs that others may use during a round, default 0.25),
 #      BENCH_FIO_ROUNDS (default 10, even: each device first in half), BENCH_NOTIFY_PAGES (default 4096).
@@ -34,7 +37,7 @@ rounds=${BENCH_ROUNDS:-15}
 boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
 kernels=${BENCH_KERNELS:-stock p3 p3-zspage p3-zsfree bench}
-parts=" ${BENCH_PARTS:-munmap notify fio binding writeback iocount breakdown} "
+parts=" ${BENCH_PARTS:-munmap notify fio binding writeback handoff iocount breakdown} "
 # The breakdown's debugger, checked before hours of the other parts.
 if [[ "$parts" == *" breakdown "* ]] && ! command -v gdb-multiarch >/dev/null; then
 	die "the breakdown part needs gdb-multiarch (make deps installs it)"
@@ -121,6 +124,20 @@ if [[ "$parts" == *" munmap "* ]] || [[ "$parts" == *" notify "* ]] || [[ "$part
 	"$py" "$TOP/scripts/bench_report.py" --out "$TOP/docs/benchmarks.md" --logs "$BUILD/logs" \
 		--max-other "$max_other" --plot "$plot" "${logs[@]}" ||
 		die "the benchmark report failed"
+fi
+
+# The deferred free's batch (rzram.swap_free_batch): one boot of the bench
+# kernel per value, rzram and the C zram interleaved in each, the munmap
+# benchmark on a smaller grid.
+if [[ "$parts" == *" handoff "* ]]; then
+	hlogs=()
+	for nb in ${BENCH_HANDOFF:-0 8 32 128}; do
+		bench_boot "bench-handoff-$nb" bench bench_munmap 3072 \
+			"rzrounds=${BENCH_HANDOFF_ROUNDS:-5} rzwarm=1 rzgrid=${BENCH_HANDOFF_GRID:-1:64,1:256,1:1024,2:64,2:256} rzdevs=zram,rzram rzram.swap_free_batch=$nb"
+		hlogs+=("$nb=$BUILD/logs/arm64-bench-handoff-$nb.log")
+	done
+	python3 "$TOP/scripts/bench_handoff.py" --out "$TOP/docs/benchmarks-handoff.md" \
+		--max-other "$max_other" "${hlogs[@]}" || die "the handoff report failed"
 fi
 
 # Writeback: rzram at batch 1 and 32 and the C zram, side by side in one

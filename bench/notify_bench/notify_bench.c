@@ -12,18 +12,28 @@
  * swap; STRIDE 32 or more makes every notify the first of its neighbourhood),
  * and after that an empty callback through the same kind of indirect call,
  * as many times. Both loops are timed with ktime_get_ns(), the guest's
- * counter. Reading the file returns
+ * counter. Then it sleeps twice for NB_DRAIN_MS and takes the time the CPUs
+ * were not idle in each sleep: the first holds the device's drain of what
+ * the notifies queued (handed to its worker once the spinlock is dropped,
+ * or by the idle work 10 ms after the first element), the second the same
+ * window without it. Reading the file returns
  *
  *   notify dev=NAME n=CALLS dev_ns=T null_ns=T0 stride=STRIDE
+ *          drain_ns=D base_ns=D0
  *
- * (T - T0) / CALLS is the cost of one notify. Under QEMU with -icount shift=0
- * one guest instruction takes one virtual nanosecond, so the same figure is
- * the exact number of guest instructions per notify.
+ * (T - T0) / CALLS is the cost of one notify, (D - D0) / CALLS that of the
+ * drain behind it (-1 for both when idle time is not tracked: no NO_HZ).
+ * Under QEMU with -icount shift=0 one guest instruction takes one virtual
+ * nanosecond, so the same figures are exact numbers of guest instructions
+ * per notify (the drain's to the microsecond of idle accounting, a thousand
+ * instructions over the whole window).
  */
 #include <linux/bio.h>
 #include <linux/bits.h>
 #include <linux/blkdev.h>
+#include <linux/cpu.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -31,13 +41,16 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/tick.h>
 #include <linux/timekeeping.h>
 
 #define NB_MAX_PAGES	BIT(20)
+/* Each drain window; the deferred free's idle work runs 10 ms in. */
+#define NB_DRAIN_MS	200
 
 static DEFINE_MUTEX(nb_mutex);
 static DEFINE_SPINLOCK(nb_lock);
-static char nb_result[160];
+static char nb_result[200];
 static struct dentry *nb_dir;
 
 static noinline void nb_null_notify(struct block_device *bdev,
@@ -78,6 +91,40 @@ static int nb_write_pages(struct block_device *bdev, unsigned long n)
 	return err;
 }
 
+/*
+ * Sleep for @ms and return how long the online CPUs were busy meanwhile, in
+ * ns, or -1 if idle time is not tracked.
+ */
+static s64 nb_busy_ns(unsigned int ms)
+{
+	u64 idle0 = 0, idle1 = 0, t0, t1, us;
+	unsigned int nr = 0;
+	int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		us = get_cpu_idle_time_us(cpu, NULL);
+		if (us == (u64)-1)
+			goto none;
+		idle0 += us;
+		nr++;
+	}
+	t0 = ktime_get_ns();
+	msleep(ms);
+	t1 = ktime_get_ns();
+	for_each_online_cpu(cpu) {
+		us = get_cpu_idle_time_us(cpu, NULL);
+		if (us == (u64)-1)
+			goto none;
+		idle1 += us;
+	}
+	cpus_read_unlock();
+	return (s64)((t1 - t0) * nr) - (s64)(idle1 - idle0) * NSEC_PER_USEC;
+none:
+	cpus_read_unlock();
+	return -1;
+}
+
 static int nb_run(const char *path, unsigned long n, unsigned long stride)
 {
 	void (*notify)(struct block_device *bdev, unsigned long slot);
@@ -85,6 +132,7 @@ static int nb_run(const char *path, unsigned long n, unsigned long stride)
 	struct block_device *bdev;
 	struct file *file;
 	u64 t0, t1, t2;
+	s64 drain, base;
 	unsigned long i, calls;
 	int err;
 
@@ -115,10 +163,12 @@ static int nb_run(const char *path, unsigned long n, unsigned long stride)
 		null(bdev, i);
 	t2 = ktime_get_ns();
 	spin_unlock(&nb_lock);
+	drain = nb_busy_ns(NB_DRAIN_MS);
+	base = nb_busy_ns(NB_DRAIN_MS);
 
 	snprintf(nb_result, sizeof(nb_result),
-		 "notify dev=%pg n=%lu dev_ns=%llu null_ns=%llu stride=%lu\n",
-		 bdev, calls, t1 - t0, t2 - t1, stride);
+		 "notify dev=%pg n=%lu dev_ns=%llu null_ns=%llu stride=%lu drain_ns=%lld base_ns=%lld\n",
+		 bdev, calls, t1 - t0, t2 - t1, stride, drain, base);
 out:
 	fput(file);
 	return err;
