@@ -399,21 +399,27 @@ static void zs_test_deferred_drain(struct kunit *test)
 }
 
 /*
- * A batch hands each CPU's page to the drain after that many elements: no
- * drain call gets more, and none is lost. A batch larger than a page holds
- * is a page's worth (two elements of half a page).
+ * A batch hands a CPU's page to the drain as soon as it holds that many
+ * elements: with spare pages at hand (each round is flushed, which returns
+ * the pages) no drain call gets more, and none is lost. A batch of 0, or of
+ * more than a page holds, is a page's worth (two elements of half a page).
  */
 static void zs_test_deferred_batch(struct kunit *test)
 {
 	static const struct {
 		size_t elem;
-		unsigned int batch, most;
-	} c[] = { { sizeof(u32), 8, 8 }, { PAGE_SIZE / 2, 10, 2 } };
+		unsigned int batch, eff;
+	} c[] = {
+		{ sizeof(u32), 8, 8 },
+		{ sizeof(u32), 0, PAGE_SIZE / sizeof(u32) },
+		{ sizeof(u32), UINT_MAX, PAGE_SIZE / sizeof(u32) },
+		{ PAGE_SIZE / 2, 10, 2 },
+	};
+	const unsigned int rounds = 16;
 	struct zs_pool *pool = test->priv;
-	const unsigned int nr = 1000;
 	struct zs_deferred_stats st;
 	struct zs_deferred *df;
-	unsigned int i, k;
+	unsigned int i, k, r, nr;
 	u32 *e;
 
 	e = kunit_kzalloc(test, PAGE_SIZE / 2, GFP_KERNEL);
@@ -421,27 +427,78 @@ static void zs_test_deferred_batch(struct kunit *test)
 	for (k = 0; k < ARRAY_SIZE(c); k++) {
 		struct zs_df_user u = { .pool = pool };
 
+		nr = rounds * c[k].eff;
 		u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, u.seen);
 		u.stride = c[k].elem / sizeof(u32);
 		df = zs_deferred_create(pool, &zs_df_index_ops, &u, c[k].elem,
 					c[k].batch, 0);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(df));
-		for (i = 0; i < nr; i++) {
-			e[0] = i;
-			if (!zs_deferred_push(df, e))
-				u.seen[i]++;	/* the caller's own free */
-		}
-		zs_deferred_flush(df);
 		zs_deferred_stats(df, &st);
-		KUNIT_EXPECT_EQ(test, st.pushed + st.sync_frees, (u64)nr);
+		KUNIT_EXPECT_EQ(test, st.batch, c[k].eff);
+		for (r = 0, i = 0; r < rounds; r++) {
+			for (; i < (r + 1) * c[k].eff; i++) {
+				e[0] = i;
+				if (!zs_deferred_push(df, e))
+					u.seen[i]++;	/* the caller's own free */
+			}
+			zs_deferred_flush(df);
+		}
+		zs_deferred_stats(df, &st);
+		KUNIT_EXPECT_EQ(test, st.sync_frees, 0ULL);
+		KUNIT_EXPECT_EQ(test, st.pushed, (u64)nr);
 		KUNIT_EXPECT_EQ(test, (u64)atomic_read(&u.drained), st.pushed);
-		KUNIT_EXPECT_GT(test, atomic_read(&u.calls), 0);
-		KUNIT_EXPECT_LE(test, atomic_read(&u.max_nr), (int)c[k].most);
+		KUNIT_EXPECT_LE(test, atomic_read(&u.max_nr), (int)c[k].eff);
+		KUNIT_EXPECT_GE(test, atomic_read(&u.calls), (int)rounds);
 		for (i = 0; i < nr; i++)
 			KUNIT_EXPECT_EQ_MSG(test, u.seen[i], 1, "element %u", i);
 		zs_deferred_destroy(df);
 	}
+}
+
+/*
+ * A batch costs no capacity: with the drain held up and no spare page, a
+ * CPU fills its page past the batch, so at least a page's worth of elements
+ * is queued before pushes are refused (a batch of 8 in the smallest bound
+ * would take 8 a page).
+ */
+static void zs_test_deferred_batch_capacity(struct kunit *test)
+{
+	const unsigned int per_page = PAGE_SIZE / sizeof(u32), nr = 2 * per_page;
+	struct zs_pool *pool = test->priv;
+	struct zs_df_user u = { .pool = pool };
+	DECLARE_COMPLETION_ONSTACK(gate);
+	struct zs_deferred_stats st;
+	struct zs_deferred *df;
+	unsigned int i, refused = 0;
+	u32 e;
+
+	u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u.seen);
+	u.gate = &gate;
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), 8, 1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+	/* On one CPU, whose page its idle work cannot take meanwhile. */
+	preempt_disable();
+	for (i = 0; i < nr; i++) {
+		e = i;
+		if (!zs_deferred_push(df, &e)) {
+			u.seen[i] += 100;	/* the caller's synchronous free */
+			refused++;
+		}
+	}
+	preempt_enable();
+	KUNIT_EXPECT_GT(test, refused, 0U);
+	KUNIT_EXPECT_LE(test, refused, nr - per_page);
+	complete_all(&gate);
+	zs_deferred_flush(df);
+	zs_deferred_stats(df, &st);
+	KUNIT_EXPECT_EQ(test, st.sync_frees, (u64)refused);
+	KUNIT_EXPECT_EQ(test, (u64)atomic_read(&u.drained), st.pushed);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_TRUE_MSG(test, u.seen[i] == 1 || u.seen[i] == 100,
+				      "element %u handled %u times", i, u.seen[i]);
+	zs_deferred_destroy(df);
 }
 
 /*
@@ -599,6 +656,7 @@ static struct kunit_case zsmalloc_test_cases[] = {
 	KUNIT_CASE(zs_test_deferred_args),
 	KUNIT_CASE(zs_test_deferred_drain),
 	KUNIT_CASE(zs_test_deferred_batch),
+	KUNIT_CASE(zs_test_deferred_batch_capacity),
 	KUNIT_CASE(zs_test_deferred_fallback),
 	KUNIT_CASE(zs_test_deferred_flush),
 	KUNIT_CASE(zs_test_deferred_destroy),

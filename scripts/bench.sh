@@ -25,8 +25,8 @@
 #      BENCH_KERNELS (default "stock p3 p3-zspage p3-zsfree bench"),
 #      BENCH_PARTS (default "munmap notify fio binding writeback handoff
 #      iocount breakdown"), BENCH_TRACE_ALGS (breakdown, default lz4),
-#      BENCH_HANDOFF (handoff: the rzram.swap_free_batch values, default
-#      "0 8 32 128"), BENCH_HANDOFF_ROUNDS (default 5), BENCH_HANDOFF_GRID
+#      BENCH_HANDOFF (handoff: rzram's deferred-free batches, in words of 32
+#      slots, set through debugfs; default "0 8 32 128"), BENCH_HANDOFF_ROUNDS (default 5), BENCH_HANDOFF_GRID
 #      (default 1:64,1:256,1:1024,2:64,2:256),
 #      BENCH_MAX_LOAD (1-minute load to start, default 1.0), BENCH_MAX_OTHER
 #      (CPUs that others may use during a round, default 0.25),
@@ -126,14 +126,14 @@ if [[ "$parts" == *" munmap "* ]] || [[ "$parts" == *" notify "* ]] || [[ "$part
 		die "the benchmark report failed"
 fi
 
-# The deferred free's batch (rzram.swap_free_batch): one boot of the bench
-# kernel per value, rzram and the C zram interleaved in each, the munmap
-# benchmark on a smaller grid.
+# The deferred free's batch (rzram's, set through debugfs
+# zsmalloc/rzram0/deferred): one boot of the bench kernel per value, rzram
+# and the C zram interleaved in each, the munmap benchmark on a smaller grid.
 if [[ "$parts" == *" handoff "* ]]; then
 	hlogs=()
 	for nb in ${BENCH_HANDOFF:-0 8 32 128}; do
 		bench_boot "bench-handoff-$nb" bench bench_munmap 3072 \
-			"rzrounds=${BENCH_HANDOFF_ROUNDS:-5} rzwarm=1 rzgrid=${BENCH_HANDOFF_GRID:-1:64,1:256,1:1024,2:64,2:256} rzdevs=zram,rzram rzram.swap_free_batch=$nb"
+			"rzrounds=${BENCH_HANDOFF_ROUNDS:-5} rzwarm=1 rzgrid=${BENCH_HANDOFF_GRID:-1:64,1:256,1:1024,2:64,2:256} rzdevs=zram,rzram rzbatch=$nb"
 		hlogs+=("$nb=$BUILD/logs/arm64-bench-handoff-$nb.log")
 	done
 	python3 "$TOP/scripts/bench_handoff.py" --out "$TOP/docs/benchmarks-handoff.md" \

@@ -25,13 +25,14 @@
  * drain behind it (-1 for both when idle time is not tracked: no NO_HZ).
  * Under QEMU with -icount shift=0 one guest instruction takes one virtual
  * nanosecond, so the same figures are exact numbers of guest instructions
- * per notify (the drain's to the microsecond of idle accounting, a thousand
- * instructions over the whole window).
+ * per notify; the drain's are to the microsecond of idle accounting (four
+ * readings: up to 4000 instructions over the whole run) and include
+ * whatever else the kernel did in the window, so the report takes the
+ * smallest over the rounds.
  */
 #include <linux/bio.h>
 #include <linux/bits.h>
 #include <linux/blkdev.h>
-#include <linux/cpu.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
@@ -91,38 +92,42 @@ static int nb_write_pages(struct block_device *bdev, unsigned long n)
 	return err;
 }
 
-/*
- * Sleep for @ms and return how long the online CPUs were busy meanwhile, in
- * ns, or -1 if idle time is not tracked.
- */
-static s64 nb_busy_ns(unsigned int ms)
+/* The wall time and the CPUs' idle time at a point; ok is false without NO_HZ. */
+struct nb_mark {
+	u64 t, idle;
+	bool ok;
+};
+
+/* Callable in atomic context (the notify loop's spinlock). */
+static void nb_mark(struct nb_mark *m)
 {
-	u64 idle0 = 0, idle1 = 0, t0, t1, us;
-	unsigned int nr = 0;
+	u64 us;
 	int cpu;
 
-	cpus_read_lock();
+	m->idle = 0;
+	m->ok = true;
 	for_each_online_cpu(cpu) {
 		us = get_cpu_idle_time_us(cpu, NULL);
 		if (us == (u64)-1)
-			goto none;
-		idle0 += us;
-		nr++;
+			m->ok = false;
+		m->idle += us;
 	}
-	t0 = ktime_get_ns();
-	msleep(ms);
-	t1 = ktime_get_ns();
-	for_each_online_cpu(cpu) {
-		us = get_cpu_idle_time_us(cpu, NULL);
-		if (us == (u64)-1)
-			goto none;
-		idle1 += us;
-	}
-	cpus_read_unlock();
-	return (s64)((t1 - t0) * nr) - (s64)(idle1 - idle0) * NSEC_PER_USEC;
-none:
-	cpus_read_unlock();
-	return -1;
+	m->t = ktime_get_ns();
+}
+
+/*
+ * How long the online CPUs were busy since @m, in ns, or -1 if idle time is
+ * not tracked. No CPU comes or goes during a run.
+ */
+static s64 nb_busy_since(const struct nb_mark *m)
+{
+	struct nb_mark now;
+
+	nb_mark(&now);
+	if (!m->ok || !now.ok)
+		return -1;
+	return (s64)((now.t - m->t) * num_online_cpus()) -
+	       (s64)(now.idle - m->idle) * NSEC_PER_USEC;
 }
 
 static int nb_run(const char *path, unsigned long n, unsigned long stride)
@@ -131,6 +136,7 @@ static int nb_run(const char *path, unsigned long n, unsigned long stride)
 	void (*null)(struct block_device *bdev, unsigned long slot);
 	struct block_device *bdev;
 	struct file *file;
+	struct nb_mark mark;
 	u64 t0, t1, t2;
 	s64 drain, base;
 	unsigned long i, calls;
@@ -162,9 +168,17 @@ static int nb_run(const char *path, unsigned long n, unsigned long stride)
 	for (i = 0; i < n; i += stride)
 		null(bdev, i);
 	t2 = ktime_get_ns();
+	/*
+	 * The drain's window opens before the lock is dropped: the worker
+	 * that the notifies woke may run as soon as preemption is enabled.
+	 */
+	nb_mark(&mark);
 	spin_unlock(&nb_lock);
-	drain = nb_busy_ns(NB_DRAIN_MS);
-	base = nb_busy_ns(NB_DRAIN_MS);
+	msleep(NB_DRAIN_MS);
+	drain = nb_busy_since(&mark);
+	nb_mark(&mark);
+	msleep(NB_DRAIN_MS);
+	base = nb_busy_since(&mark);
 
 	snprintf(nb_result, sizeof(nb_result),
 		 "notify dev=%pg n=%lu dev_ns=%llu null_ns=%llu stride=%lu drain_ns=%lld base_ns=%lld\n",

@@ -74,7 +74,7 @@ mod tests;
 use handle::{class_index_raw, Object};
 use mapping::{map_read_raw, map_read_raw_preempt_off, Mapping, MODE_WRITE};
 
-pub use deferred::{Deferred, DeferredFree, DeferredStats, Pushed};
+pub use deferred::{Deferred, DeferredFree, DeferredOptions, DeferredStats, Pushed};
 pub use handle::{Handle, NewObject};
 pub use mapping::ReadGuard;
 pub use pool::{Pool, Stats, MAX_ALLOC_SIZE};

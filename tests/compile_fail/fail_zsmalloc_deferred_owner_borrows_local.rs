@@ -29,7 +29,7 @@ impl DeferredFree for Borrowing<'static> {
 pub fn f() -> Result {
     let count = AtomicUsize::new(0);
     let pool = Arc::new(Pool::new(c_str!("compile_fail"))?, GFP_KERNEL)?;
-    let df = Deferred::new(pool, Borrowing(&count), 0, 0)?;
+    let df = Deferred::new(pool, Borrowing(&count), Default::default())?;
     df.flush();
     Ok(())
 }

@@ -27,7 +27,7 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Registers an owner that borrows a `static`.
 pub fn f() -> Result {
     let pool = Arc::new(Pool::new(c_str!("compile_fail"))?, GFP_KERNEL)?;
-    let df = Deferred::new(pool, Borrowing(&COUNT), 0, 0)?;
+    let df = Deferred::new(pool, Borrowing(&COUNT), Default::default())?;
     df.flush();
     Ok(())
 }

@@ -42,22 +42,27 @@ for d in $devs; do
 		;;
 	esac
 	mkswap "$(blk_of "$d")" >/dev/null || fail "mkswap on $d"
+	# rzbatch: the deferred free's batch of rzram (make bench's handoff part).
+	if [ "$d" = rzram ] && [ -n "${rzbatch:-}" ]; then
+		echo "$rzbatch" >"/sys/kernel/debug/zsmalloc/${d}0/deferred" ||
+			fail "batch $rzbatch on $d"
+	fi
 done
 
 # stats DEV NAME: the device's counters, cumulative, on one line.
 stats() {
 	local d=$1 name=$2 s=/sys/block/${1}0 df=/sys/kernel/debug/zsmalloc/${1}0/deferred
-	local pushed=0 drained=0 sync=0 pages=0 spare=0 nf=0 mf=0
+	local pushed=0 drained=0 sync=0 pages=0 spare=0 nf=0 mf=0 maxp=0 batch=0
 	if [ -f "$df" ]; then
 		# shellcheck disable=SC2046 # the counters, split into words
-		set -- $(sed -n 2p "$df") 0 0 0 0 0 0
-		pushed=$1 drained=$2 sync=$3 pages=$4 spare=$6
+		set -- $(sed -n 2p "$df") 0 0 0 0 0 0 0
+		pushed=$1 drained=$2 sync=$3 pages=$4 maxp=$5 spare=$6 batch=$7
 	fi
 	if [ -f "$s/io_stat" ]; then
 		read -r _ _ _ nf _ <"$s/io_stat"
 		mf=$(sed -n 2p "$s/debug_stat" | awk '{ print $2 }')
 	fi
-	echo "bench-stats dev=$name pushed=${pushed:-0} drained=${drained:-0} sync_frees=${sync:-0} pages=${pages:-0} spare=${spare:-0} notify_free=$nf miss_free=$mf"
+	echo "bench-stats dev=$name pushed=${pushed:-0} drained=${drained:-0} sync_frees=${sync:-0} pages=${pages:-0} spare=${spare:-0} notify_free=$nf miss_free=$mf max_pages=${maxp:-0} batch=${batch:-0}"
 }
 
 # run DEV P N ROUND WARM: one munmap round on DEV (a warm-up one if WARM is 1).

@@ -49,9 +49,6 @@ pub(crate) struct Config {
     pub(crate) backing: Option<BdevClaim>,
     /// `writeback_compressed`.
     pub(crate) wb_compressed: bool,
-    /// The deferred free's batch, in words of the stale bitmap: the `swap_free_batch` module
-    /// parameter.
-    pub(crate) swap_free_batch: u32,
 }
 
 impl Default for Config {
@@ -62,7 +59,6 @@ impl Default for Config {
             params: [Params::default(); MAX_PRIO],
             backing: None,
             wb_compressed: false,
-            swap_free_batch: *crate::module_parameters::swap_free_batch.value(),
         }
     }
 }

@@ -61,10 +61,6 @@ macro_rules! rzram_module {
                     default: cfg!(CONFIG_BLK_DEV_RZRAM_COMPAT),
                     description: "Devices zram<N>, class zram-control (no C zram)",
                 },
-                swap_free_batch: u32 {
-                    default: 32,
-                    description: "Swap-free words (32 slots) a CPU queues per hand-off; 0: 1024",
-                },
                 lockdep_selftest: bool {
                     default: false,
                     description: "Provoke a lockdep report on the slot lock (tests)",

@@ -583,14 +583,21 @@ pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
 /// bitmap that the notifies queued ([`Marked::First`]), and every word orphaned since the last
 /// drain ([`Table::orphan_stale`]).
 ///
-/// One drain covers up to a buffer page of words, 32 slots each; the queue runs it in its
-/// worker without a resched point (or inline, in atomic context), as it does any drain.
+/// One drain covers [`SWAP_FREE_BATCH`] words, 32 slots each (up to a buffer page of words if a
+/// CPU found no spare page to hand its batch over); the queue runs it in its worker without a
+/// resched point (or inline, in atomic context), as it does any drain.
 ///
 /// Its drain may race with reads and writes of the same slots, and with itself (the worker and a
 /// full queue's inline drain): each slot is emptied under its lock, and only if it is still
 /// stale, that is, not emptied or written since the notify (the stale bit is taken under the
 /// lock, so two drains of one word free each slot once).
 pub(crate) struct SwapFrees(pub(crate) Arc<Table>);
+
+/// The words of the stale bitmap a CPU queues before the deferred free's worker takes them: as
+/// many slots as the C zram's buffer page of `u32` slot numbers (1024 with 4 KiB pages), so that
+/// the drain runs beside an exiting process's munmap, not after it.
+pub(crate) const SWAP_FREE_BATCH: usize =
+    kernel::page::PAGE_SIZE / core::mem::size_of::<u32>() / Stale::PER_WORD;
 
 impl SwapFrees {
     /// Empties slot `index` if swap freed it and nothing was stored since; returns its object,

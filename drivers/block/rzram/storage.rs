@@ -14,7 +14,7 @@
 
 use crate::{
     device::Config,
-    slots::{self, Marked, State, SwapFrees, Table, MAX_PRIO},
+    slots::{self, Marked, State, SwapFrees, Table, MAX_PRIO, SWAP_FREE_BATCH},
 };
 use core::ops::Range;
 use kernel::{
@@ -29,7 +29,7 @@ use kernel::{
     sync::Arc,
     sync::LocalLocked,
     types::ARef,
-    zsmalloc::{Contents, Deferred, Handle, NewObject, Pool},
+    zsmalloc::{Contents, Deferred, DeferredOptions, Handle, NewObject, Pool},
 };
 
 /// A CPU's compression streams, one per configured priority (the primary algorithm and the
@@ -228,9 +228,11 @@ impl Storage {
         let backing_pages = backing_blocks(cfg.backing.as_ref().map_or(0, |f| f.nr_pages()));
         // Allocated with vmalloc(), quietly: its size comes from user space.
         let table = Arc::new(Table::new(pool.clone(), pages, backing_pages)?, GFP_KERNEL)?;
-        // Each word names up to 32 slots: a batch of 32 words hands the worker 1024 slots at a
-        // time, as the C zram's page of slot numbers, so it frees while a munmap goes on.
-        let deferred = Deferred::new(pool, SwapFrees(table.clone()), cfg.swap_free_batch, 0)?;
+        let options = DeferredOptions {
+            batch: SWAP_FREE_BATCH,
+            ..Default::default()
+        };
+        let deferred = Deferred::new(pool, SwapFrees(table.clone()), options)?;
         let streams = LocalLocked::new(new_packed_lock_class!("rzram_streams"), |_| {
             let mut streams = [None, None, None, None];
             for (prio, s) in streams.iter_mut().enumerate() {

@@ -42,10 +42,11 @@ pub trait DeferredFree: Send + Sync + 'static {
 
 /// A per-CPU deferred-free queue registered on a pool.
 ///
-/// [`push`](Self::push) writes the item into this CPU's buffer page without taking a lock. A page
-/// goes to a worker that calls [`DeferredFree::drain`] once it is full, or holds the batch given
-/// to [`Deferred::new`]. When no buffer page is free the item
-/// is drained at once in the caller; [`DeferredStats::sync_frees`] counts how often.
+/// [`push`](Self::push) writes the item into this CPU's buffer page without taking a lock. The
+/// push that completes the page's batch ([`DeferredOptions::batch`]) hands it to a worker that
+/// calls [`DeferredFree::drain`]; with no spare page to take its place, the CPU fills the page on.
+/// When the page is full and no spare page is left, the item is drained at once in the caller;
+/// [`DeferredStats::sync_frees`] counts how often.
 ///
 /// It holds a reference to its pool, so the pool outlives it; dropping it drains whatever is
 /// still queued, then unregisters, then drops the owner: the drain never runs after its owner is
@@ -77,6 +78,22 @@ pub enum Pushed {
     Drained,
 }
 
+/// How a [`Deferred`] queues: [`Deferred::new`]'s options. The default is a full page per
+/// hand-off and a bound that scales with the pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeferredOptions {
+    /// Items a CPU's buffer page takes before it goes to the drain; 0, or more than a page
+    /// holds, is a full page.
+    ///
+    /// An owner whose item names many objects (a word of a bitmap of slots, say) asks for fewer,
+    /// so that the drain runs while a burst of pushes goes on rather than after it. It costs no
+    /// capacity: a CPU that finds no spare page when its batch is complete fills its page on.
+    pub batch: usize,
+    /// The bound on buffer pages, raised to one per possible CPU plus one; 0 scales it with the
+    /// pool: one buffer page per 512 pool pages, and at least four per possible CPU.
+    pub max_pages: usize,
+}
+
 /// Counters of a [`Deferred`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeferredStats {
@@ -90,6 +107,9 @@ pub struct DeferredStats {
     pub pages: usize,
     /// The bound on buffer pages.
     pub max_pages: usize,
+    /// Items a buffer page takes before it goes to the drain: [`DeferredOptions::batch`], or a
+    /// page's worth.
+    pub batch: usize,
 }
 
 struct Vtable<T>(PhantomData<T>);
@@ -120,19 +140,15 @@ unsafe extern "C" fn drain_callback<T: DeferredFree>(
 }
 
 impl<T: DeferredFree> Deferred<T> {
-    /// Registers `owner` on `pool`, handing a CPU's items to the drain `batch` at a time, with a
-    /// bound of `max_pages` buffer pages.
+    /// Registers `owner` on `pool`, queueing as `options` say.
     ///
-    /// A `batch` of 0, or more items than a page holds, is a full page. An owner whose item names
-    /// many objects (a bitmap word of slots, say) asks for fewer, so that the drain runs while a
-    /// burst of pushes goes on rather than after it. With `max_pages` 0 the bound scales with the
-    /// pool: one buffer page per 512 pool pages, and at least four per CPU. Context: process
-    /// context; sleeps.
+    /// Context: process context; sleeps.
     ///
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, prelude::*, sync::Arc, zsmalloc::{Deferred, DeferredFree, Pool}};
+    /// use kernel::{c_str, prelude::*, sync::Arc};
+    /// use kernel::zsmalloc::{Deferred, DeferredFree, DeferredOptions, Pool};
     /// use core::sync::atomic::{AtomicUsize, Ordering};
     ///
     /// struct Counter(AtomicUsize);
@@ -145,8 +161,10 @@ impl<T: DeferredFree> Deferred<T> {
     /// }
     ///
     /// let pool = Arc::new(Pool::new(c_str!("doc"))?, GFP_KERNEL)?;
-    /// // Drained 64 items at a time, at most.
-    /// let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), 64, 0)?;
+    /// // A CPU's items go to the drain 64 at a time.
+    /// let options = DeferredOptions { batch: 64, ..Default::default() };
+    /// let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), options)?;
+    /// assert_eq!(df.stats().batch, 64);
     /// for i in 0..1000 {
     ///     assert!(df.push(i).is_ok());
     /// }
@@ -154,9 +172,16 @@ impl<T: DeferredFree> Deferred<T> {
     /// assert_eq!(df.owner().0.load(Ordering::Relaxed), 1000);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn new(pool: Arc<Pool>, owner: T, batch: u32, max_pages: usize) -> Result<Pin<KBox<Self>>> {
+    pub fn new(pool: Arc<Pool>, owner: T, options: DeferredOptions) -> Result<Pin<KBox<Self>>> {
         crate::build_assert!(core::mem::size_of::<T::Item>() > 0);
         crate::build_assert!(core::mem::size_of::<T::Item>() <= PAGE_SIZE);
+        // A page's worth (0 for the C side) unless fewer were asked for: the conversion cannot
+        // fail, since a page holds far fewer than `u32::MAX` items.
+        let per_page = PAGE_SIZE / core::mem::size_of::<T::Item>();
+        let batch = match options.batch {
+            b if b < per_page => u32::try_from(b).unwrap_or(0),
+            _ => 0,
+        };
         let mut this = KBox::pin(
             Deferred {
                 raw: core::ptr::null_mut(),
@@ -173,7 +198,9 @@ impl<T: DeferredFree> Deferred<T> {
             .cast::<c_void>();
         // SAFETY: the pool is valid; `OPS` is a static; `owner_ptr` points to the pinned owner,
         // which outlives the queue because `drop` destroys the queue first (and if the queue is
-        // leaked, so is the box that holds the owner, and the owner borrows nothing).
+        // leaked, so is the box that holds the owner, and the owner borrows nothing). Any `batch`
+        // and `max_pages` are valid: the C side limits both (a batch to a page's worth, so the
+        // drain never gets more items than a page holds).
         let raw = unsafe {
             bindings::zs_deferred_create(
                 inner.pool.raw(),
@@ -181,7 +208,7 @@ impl<T: DeferredFree> Deferred<T> {
                 owner_ptr,
                 core::mem::size_of::<T::Item>(),
                 batch,
-                max_pages as _,
+                options.max_pages as _,
             )
         };
         // On failure `raw` stays null, which `drop` skips.
@@ -225,7 +252,7 @@ impl<T: DeferredFree> Deferred<T> {
     /// }
     ///
     /// let pool = Arc::new(Pool::new(c_str!("doc"))?, GFP_KERNEL)?;
-    /// let df = Deferred::new(pool, Sum(AtomicUsize::new(0)), 0, 0)?;
+    /// let df = Deferred::new(pool, Sum(AtomicUsize::new(0)), Default::default())?;
     /// match df.push(5) {
     ///     Ok(Pushed::Queued) => df.flush(),
     ///     Ok(Pushed::Drained) => {}
@@ -273,6 +300,7 @@ impl<T: DeferredFree> Deferred<T> {
             sync_frees: s.sync_frees,
             pages: s.pages,
             max_pages: s.max_pages,
+            batch: s.batch as usize,
         }
     }
 }

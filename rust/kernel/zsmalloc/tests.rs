@@ -413,7 +413,7 @@ mod cases {
     fn deferred_drain_and_flush() -> Result {
         const N: usize = 5000;
         let pool = Arc::new(Pool::new(c_str!("rust_zs_df"))?, GFP_KERNEL)?;
-        let df = Deferred::new(pool.clone(), slots(&pool, N)?, 0, 0)?;
+        let df = Deferred::new(pool.clone(), slots(&pool, N)?, Default::default())?;
         let mut refused = 0;
         for i in 0..N {
             if df.push(i as u32).is_err() {
@@ -435,21 +435,41 @@ mod cases {
 
     #[test]
     fn deferred_batch() -> Result {
-        const N: usize = 3000;
-        const BATCH: u32 = 32;
+        const BATCH: usize = 32;
+        const ROUNDS: usize = 40;
+        const N: usize = BATCH * ROUNDS;
+        let per_page = PAGE_SIZE / core::mem::size_of::<u32>();
         let pool = Arc::new(Pool::new(c_str!("rust_zs_df_batch"))?, GFP_KERNEL)?;
-        let df = Deferred::new(pool.clone(), slots(&pool, N)?, BATCH, 0)?;
-        for i in 0..N {
-            // Task context: queued, or drained at once when the queue is full.
-            assert!(df.push(i as u32).is_ok());
+        // 0 and more than a page holds are a page's worth.
+        for batch in [0, per_page + 1, usize::MAX] {
+            let options = DeferredOptions {
+                batch,
+                ..Default::default()
+            };
+            let df = Deferred::new(pool.clone(), slots(&pool, 1)?, options)?;
+            assert_eq!(df.stats().batch, per_page);
         }
-        df.flush();
-        // Each CPU's page went to the drain at `BATCH` items, not at a full page's 1024; nothing
-        // was lost or freed twice.
+        let options = DeferredOptions {
+            batch: BATCH,
+            ..Default::default()
+        };
+        let df = Deferred::new(pool.clone(), slots(&pool, N)?, options)?;
+        assert_eq!(df.stats().batch, BATCH);
+        // A round of `BATCH` pushes, then a flush, which gives the pages back: each CPU's page
+        // goes to the drain at `BATCH` items, with a spare page to take its place.
+        for r in 0..ROUNDS {
+            for i in r * BATCH..(r + 1) * BATCH {
+                // Task context: queued, or drained at once when the queue is full.
+                assert!(df.push(i as u32).is_ok());
+            }
+            df.flush();
+        }
+        // No drain got more than a batch (a full page, without the batch: 1024); nothing was
+        // lost or freed twice.
         let most = df.owner().most.load(Ordering::Relaxed);
-        assert!(most > 0 && most <= BATCH as usize);
+        assert!(most > 0 && most <= BATCH);
         let s = df.stats();
-        assert_eq!(s.pushed + s.sync_frees, N as u64);
+        assert_eq!((s.pushed, s.sync_frees), (N as u64, 0));
         assert_eq!(df.owner().drained.load(Ordering::Relaxed), N);
         assert_eq!(pool.live_objects(), 0);
         Ok(())
@@ -461,7 +481,11 @@ mod cases {
         let pool = Arc::new(Pool::new(c_str!("rust_zs_df_full"))?, GFP_KERNEL)?;
         // The smallest bound, and a drain held back: the queue fills up, and pushes then free
         // synchronously.
-        let df = Deferred::new(pool.clone(), slots(&pool, N)?, 0, 1)?;
+        let options = DeferredOptions {
+            max_pages: 1,
+            ..Default::default()
+        };
+        let df = Deferred::new(pool.clone(), slots(&pool, N)?, options)?;
         df.owner().hold.store(true, Ordering::Release);
         let mut sync = 0;
         for i in 0..N {
@@ -524,7 +548,7 @@ mod cases {
     #[test]
     fn deferred_push_from_interrupt_refused() -> Result {
         let pool = Arc::new(Pool::new(c_str!("rust_zs_df_irq"))?, GFP_KERNEL)?;
-        let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), 0, 0)?;
+        let df = Deferred::new(pool, Counter(AtomicUsize::new(0)), Default::default())?;
         let t = KBox::new(
             InSoftirq {
                 timer: Opaque::uninit(),
