@@ -293,7 +293,8 @@ def notify_text(logs, max_other):
            "guest instructions per notify (icount) | and per slot drained (icount) | "
            "notify + drain (icount) |",
            "|---|---|---|---|---|---|---|"]
-    strides = sorted({int(k.split("/")[1]) for k in list(t) + list(ic) if "/" in k})
+    strides = sorted({int(k.split("/")[1].split(":")[0]) for k in list(t) + list(ic)
+                      if "/" in k})
     for key in ["zram", "rzram"] + [f"{d}/{s}" for s in strides for d in ("zram", "rzram")]:
         dev, _, stride = key.partition("/")
         which = f"one in {stride}" if stride else "every page"
