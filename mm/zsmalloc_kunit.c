@@ -415,11 +415,10 @@ static void zs_test_deferred_batch(struct kunit *test)
 		{ sizeof(u32), UINT_MAX, PAGE_SIZE / sizeof(u32) },
 		{ PAGE_SIZE / 2, 10, 2 },
 	};
-	const unsigned int rounds = 16;
 	struct zs_pool *pool = test->priv;
 	struct zs_deferred_stats st;
 	struct zs_deferred *df;
-	unsigned int i, k, r, nr;
+	unsigned int i, k, r, nr, rounds;
 	u32 *e;
 
 	e = kunit_kzalloc(test, PAGE_SIZE / 2, GFP_KERNEL);
@@ -427,6 +426,8 @@ static void zs_test_deferred_batch(struct kunit *test)
 	for (k = 0; k < ARRAY_SIZE(c); k++) {
 		struct zs_df_user u = { .pool = pool };
 
+		/* 16 rounds, fewer for the large pages' many elements. */
+		rounds = clamp(16384 / c[k].eff, 2U, 16U);
 		nr = rounds * c[k].eff;
 		u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, u.seen);
@@ -457,14 +458,16 @@ static void zs_test_deferred_batch(struct kunit *test)
 }
 
 /*
- * A batch costs no capacity: with the drain held up and no spare page, a
- * CPU fills its page past the batch, so at least a page's worth of elements
- * is queued before pushes are refused (a batch of 8 in the smallest bound
- * would take 8 a page).
+ * A batch costs no capacity: with the drain held up and the spare pages
+ * gone, a CPU fills its page past the batch before pushes are refused. On
+ * one CPU, at the smallest bound (its pages all made at once, since the
+ * drain cannot add any), that is a batch for each page but the CPU's own,
+ * and a page's worth in that one.
  */
 static void zs_test_deferred_batch_capacity(struct kunit *test)
 {
-	const unsigned int per_page = PAGE_SIZE / sizeof(u32), nr = 2 * per_page;
+	const unsigned int per_page = PAGE_SIZE / sizeof(u32), batch = 8;
+	const unsigned int nr = batch * num_possible_cpus() + 2 * per_page;
 	struct zs_pool *pool = test->priv;
 	struct zs_df_user u = { .pool = pool };
 	DECLARE_COMPLETION_ONSTACK(gate);
@@ -476,7 +479,7 @@ static void zs_test_deferred_batch_capacity(struct kunit *test)
 	u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, u.seen);
 	u.gate = &gate;
-	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), 8, 1);
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), batch, 1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
 	/* On one CPU, whose page its idle work cannot take meanwhile. */
 	preempt_disable();
@@ -488,12 +491,13 @@ static void zs_test_deferred_batch_capacity(struct kunit *test)
 		}
 	}
 	preempt_enable();
-	KUNIT_EXPECT_GT(test, refused, 0U);
-	KUNIT_EXPECT_LE(test, refused, nr - per_page);
+	zs_deferred_stats(df, &st);
+	KUNIT_EXPECT_EQ(test, st.pages, st.max_pages);
+	KUNIT_EXPECT_EQ(test, st.pushed, (u64)(batch * (st.pages - 1) + per_page));
+	KUNIT_EXPECT_EQ(test, st.sync_frees, (u64)refused);
+	KUNIT_EXPECT_EQ(test, st.pushed + refused, (u64)nr);
 	complete_all(&gate);
 	zs_deferred_flush(df);
-	zs_deferred_stats(df, &st);
-	KUNIT_EXPECT_EQ(test, st.sync_frees, (u64)refused);
 	KUNIT_EXPECT_EQ(test, (u64)atomic_read(&u.drained), st.pushed);
 	for (i = 0; i < nr; i++)
 		KUNIT_EXPECT_TRUE_MSG(test, u.seen[i] == 1 || u.seen[i] == 100,

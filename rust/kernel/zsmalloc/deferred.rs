@@ -107,8 +107,8 @@ pub struct DeferredStats {
     pub pages: usize,
     /// The bound on buffer pages.
     pub max_pages: usize,
-    /// Items a buffer page takes before it goes to the drain: [`DeferredOptions::batch`], or a
-    /// page's worth.
+    /// Items a buffer page takes before it goes to the drain, if a spare page can take its place:
+    /// the batch in effect ([`DeferredOptions::batch`], a page's worth, or what debugfs set).
     pub batch: usize,
 }
 
@@ -199,8 +199,8 @@ impl<T: DeferredFree> Deferred<T> {
         // SAFETY: the pool is valid; `OPS` is a static; `owner_ptr` points to the pinned owner,
         // which outlives the queue because `drop` destroys the queue first (and if the queue is
         // leaked, so is the box that holds the owner, and the owner borrows nothing). Any `batch`
-        // and `max_pages` are valid: the C side limits both (a batch to a page's worth, so the
-        // drain never gets more items than a page holds).
+        // and `max_pages` are valid: the C side limits both, and a drain gets at most the items of
+        // one buffer page whatever the batch.
         let raw = unsafe {
             bindings::zs_deferred_create(
                 inner.pool.raw(),
