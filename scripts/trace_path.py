@@ -31,6 +31,9 @@ ELSEWHERE = {"__schedule": "(switched out)", "call_on_irq_stack": "(softirqs)",
 STACK_MASK = ~(16 * 1024 - 1) & ((1 << 64) - 1)
 MASK = (1 << 64) - 1
 KERNEL = 0xffff000000000000
+# TRACE_PCS=1: each call's line also counts the instructions by address ("pcs"),
+# to read against the disassembly.
+PCS = os.environ.get("TRACE_PCS") == "1"
 
 out = open(os.environ["TRACE_OUT"], "w")
 gdb.execute("set pagination off")
@@ -82,11 +85,14 @@ def run_to(addr, base):
 def trace_call(ret, sp0):
     """Steps the call until it returns to `ret`; None if lost."""
     base = sp0 & STACK_MASK
-    counts, calls, steps = {}, {}, 0
+    counts, calls, steps, pcs = {}, {}, 0, {}
     while True:
         pc = reg("$pc")
         if pc == ret and reg("$sp") >= sp0 and reg("$sp") & STACK_MASK == base:
-            return {"counts": counts, "calls": calls}
+            hit = {"counts": counts, "calls": calls}
+            if PCS:
+                hit["pcs"] = {"%x" % k: v for k, v in pcs.items()}
+            return hit
         if pc < KERNEL or steps > 1000000:
             return None  # out of the kernel or astray
         f = symbol(pc)
@@ -98,6 +104,8 @@ def trace_call(ret, sp0):
             run_to(reg("$x30"), base)
             continue
         counts[f] = counts.get(f, 0) + 1
+        if PCS:
+            pcs[pc] = pcs.get(pc, 0) + 1
         steps += 1
         gdb.execute("stepi", to_string=True)
 

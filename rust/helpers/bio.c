@@ -27,11 +27,6 @@ void rust_helper_memcpy_to_page(struct page *page, size_t offset,
 	memcpy_to_page(page, offset, from, len);
 }
 
-void rust_helper_bio_end_io_acct(struct bio *bio, unsigned long start_time)
-{
-	bio_end_io_acct(bio, start_time);
-}
-
 void rust_helper_init_completion(struct completion *x)
 {
 	init_completion(x);
@@ -40,7 +35,8 @@ void rust_helper_init_completion(struct completion *x)
 /*
  * flush_dcache_page() under a name of its own: it is a function on some
  * architectures (arm64) and a static inline on others (x86), and bindgen
- * would see one name twice where it is both.
+ * would see one name twice where it is both. kernel::block calls the
+ * function itself where it is one it knows of (arm64).
  */
 void rust_helper_bio_flush_dcache_page(struct page *page)
 {

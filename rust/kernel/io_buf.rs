@@ -43,6 +43,7 @@ use crate::{
     alloc::{Allocator, Vec},
     bindings,
     error::{code::*, Result},
+    page::PAGE_SIZE,
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -53,6 +54,25 @@ const WORD: usize = core::mem::size_of::<usize>();
 #[inline]
 fn word_aligned(p: *const u8) -> bool {
     (p as usize) % core::mem::align_of::<usize>() == 0
+}
+
+/// Copies `len` bytes from `src` to `dst`: a whole page between page-aligned addresses with
+/// `copy_page()`, as zram copies a huge page, anything else with `memcpy()`.
+///
+/// # Safety
+///
+/// `src` is valid for reads and `dst` for writes of `len` bytes, and they do not overlap.
+#[inline]
+pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
+    // `copy_page()` is a function of its own (not a macro of `memcpy()`) on these.
+    #[cfg(any(CONFIG_ARM64, CONFIG_X86_64))]
+    if len == PAGE_SIZE && (dst as usize | src as usize) % PAGE_SIZE == 0 {
+        // SAFETY: by the caller, a page's worth of each, and both are page-aligned.
+        unsafe { bindings::copy_page(dst.cast(), src.cast_mut().cast::<core::ffi::c_void>()) };
+        return;
+    }
+    // SAFETY: by the caller.
+    unsafe { bindings::memcpy(dst.cast(), src.cast(), len) };
 }
 
 /// The address of a [`Source`] or a [`Sink`]: `ptr`, or a dangling pointer for no bytes.
@@ -175,7 +195,7 @@ impl<'a> Source<'a> {
 
     /// Copies the source into `dst`, which must have its length (`EINVAL` otherwise).
     ///
-    /// The copy is C's `memcpy()`.
+    /// The copy is C's: `memcpy()`, or `copy_page()` for a whole, page-aligned page.
     #[inline]
     pub fn copy_to_slice(&self, dst: &mut [u8]) -> Result {
         if dst.len() != self.len {
@@ -184,7 +204,7 @@ impl<'a> Source<'a> {
         // SAFETY: the source is valid for reads of `len` bytes (type invariant), `dst` for writes
         // of as many, and they cannot overlap: `dst` is exclusively borrowed, which the source's
         // memory never is while it lives.
-        unsafe { bindings::memcpy(dst.as_mut_ptr().cast(), self.ptr.as_ptr().cast(), self.len) };
+        unsafe { copy(dst.as_mut_ptr(), self.ptr.as_ptr(), self.len) };
         Ok(())
     }
 }
@@ -265,7 +285,7 @@ impl<'a> Sink<'a> {
 
     /// Copies `src`, which must have the sink's length (`EINVAL` otherwise), into the sink.
     ///
-    /// The copy is C's `memcpy()`.
+    /// The copy is C's: `memcpy()`, or `copy_page()` for a whole, page-aligned page.
     #[inline]
     pub fn copy_from_slice(&mut self, src: &[u8]) -> Result {
         if src.len() != self.len {
@@ -273,7 +293,7 @@ impl<'a> Sink<'a> {
         }
         // SAFETY: the sink is valid for writes of `len` bytes (type invariant), `src` for reads
         // of as many, and they cannot overlap: Rust holds no reference to the sink's memory.
-        unsafe { bindings::memcpy(self.ptr.as_ptr().cast(), src.as_ptr().cast(), self.len) };
+        unsafe { copy(self.ptr.as_ptr(), src.as_ptr(), self.len) };
         Ok(())
     }
 

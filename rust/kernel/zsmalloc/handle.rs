@@ -160,8 +160,9 @@ impl<'a> NewObject<'a> {
     }
 
     /// As [`write`](Self::write), from a [`Source`]: memory that others may write meanwhile,
-    /// such as a bio's page, copied by C's `memcpy()` (what the object then holds is
-    /// unspecified if the source changed during the copy, but it is written whole).
+    /// such as a bio's page, copied by C (`memcpy()`, or `copy_page()` for a whole page; what the
+    /// object then holds is unspecified if the source changed during the copy, but it is written
+    /// whole).
     ///
     /// # Examples
     ///
@@ -205,7 +206,7 @@ impl<'a> NewObject<'a> {
                 } else if tail > 0 {
                     dst.add(cap - 16).cast::<[u64; 2]>().write_unaligned([0; 2]);
                 }
-                bindings::memcpy(dst.cast(), src.as_ptr().cast(), len);
+                crate::io_buf::copy(dst, src.as_ptr(), len);
             }
             // Dropping `m` unmaps the object, which for an object that spans two pages copies
             // the per-CPU buffer into it.

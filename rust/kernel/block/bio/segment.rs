@@ -14,6 +14,27 @@ use crate::{
 };
 use core::marker::PhantomData;
 
+/// Keeps the data cache coherent with `page`'s user mappings after the kernel wrote it.
+///
+/// # Safety
+///
+/// `page` is a live page.
+#[inline]
+unsafe fn flush_dcache_page(page: *mut bindings::page) {
+    // A function of its own on arm64, called directly; elsewhere it may be an inline or a macro,
+    // reached through a helper.
+    #[cfg(CONFIG_ARM64)]
+    // SAFETY: by the caller.
+    unsafe {
+        bindings::flush_dcache_page(page)
+    };
+    #[cfg(not(CONFIG_ARM64))]
+    // SAFETY: by the caller.
+    unsafe {
+        bindings::bio_flush_dcache_page(page)
+    };
+}
+
 /// The directions of a data bio, as type parameters of [`Data`] and [`Segment`].
 ///
 /// The direction decides which way a segment's memory may be copied: a read's segments are
@@ -246,7 +267,7 @@ impl Segment<'_, dir::Read> {
         // SAFETY: the page is alive; `base` from `kmap_local_page()` above, on this thread, and
         // no longer used.
         unsafe {
-            bindings::bio_flush_dcache_page(self.page);
+            flush_dcache_page(self.page);
             bindings::kunmap_local(base.cast());
         }
         r
