@@ -39,7 +39,9 @@ NOTIFY = re.compile(r"notify dev=(\S+?)0? n=(\d+) dev_ns=(\d+) null_ns=(\d+)(?: 
                     r"(?: drain_ns=(-?\d+) base_ns=(-?\d+))? "
                     r"round=(\d+) warm=(\d) sync_frees=(\d+)")
 VERIFY = re.compile(r"verify dev=(\S+) alg=(\S+) ok")
-FIO = re.compile(r"fio dev=(\S+) alg=(\S+) rw=(\S+) jobs=(\d+) round=(\d+) bw_kib=(\d+)")
+FIO = re.compile(r"fio dev=(\S+) alg=(\S+) rw=(\S+) jobs=(\d+) round=(\d+) bw_kib=(\d+)"
+                 r"(?: cpu_ms_gib=(\d+))?")
+FIO_BEGIN = re.compile(r"fio-begin dev=")
 MEM = re.compile(r"memory dev=(\S+) alg=(\S+) orig=(\d+) compr=(\d+) used=(\d+) slot_bytes=(\d+)")
 BIND = re.compile(r"zsmalloc bench: cycles=(\d+) rounds=(\d+) binding_ns=(\d+) c_ns=(\d+) "
                   r"ratio_permille=(\d+)")
@@ -318,40 +320,78 @@ def notify_text(logs, max_other):
     return out
 
 
-def fio_text(logs):
+FIO_ROWS = ["read", "randread", "write", "randwrite", "read-64k", "write-64k", "randread-qd16",
+            "randwrite-qd16"]
+
+
+def fio(path, max_other):
+    """{(alg, rw, jobs): {dev: {round: (KiB/s, busy CPU ms per GiB)}}}, the dropped runs and the
+    unmonitored ones: a round of a row is dropped whole (both devices) if the host was busy
+    during either device's run of it."""
+    mon = Monitor(os.path.splitext(path)[0] + ".tsv")
+    runs, busy, begin, unmonitored = {}, set(), None, 0
+    for i, line in enumerate(lines_of(path)):
+        if FIO_BEGIN.search(line):
+            begin = i
+            continue
+        m = FIO.search(line)
+        if not m:
+            continue
+        dev, alg, rw, jobs, r, bw, cpu = m.groups()
+        key = (alg, rw, int(jobs))
+        w = mon.window(begin if begin is not None else i, i)
+        begin = None
+        if w is None:
+            unmonitored += 1
+        elif w[0] > max_other:
+            busy.add((key, int(r)))
+        runs.setdefault(key, {}).setdefault(dev, {})[int(r)] = (
+            int(bw), int(cpu) if cpu is not None else None)
+    for key, r in busy:
+        for d in runs[key].values():
+            d.pop(r, None)
+    return runs, len(busy), unmonitored
+
+
+def fio_text(logs, max_other):
     path = os.path.join(logs, "arm64-bench-fio.log")
     if not os.path.exists(path):
         return ["Not measured in this run."]
-    runs, mem = {}, []
-    for line in lines_of(path):
-        m = FIO.search(line)
-        if m:
-            dev, alg, rw, jobs, r, bw = m.groups()
-            runs.setdefault((alg, rw, int(jobs)), {}).setdefault(dev, {})[int(r)] = int(bw)
-        m = MEM.search(line)
-        if m:
-            mem.append(m.groups())
-    out = ["| alg | rw | jobs | zram MiB/s (median, range) | rzram MiB/s (median, range) | "
-           "rzram / zram, median of the rounds' ratios [paired 95% interval] (range) |",
-           "|---|---|---|---|---|---|"]
+    runs, ndropped, unmonitored = fio(path, max_other)
+    mem = [m.groups() for m in map(MEM.search, lines_of(path)) if m]
+    out = ["| alg | rows | jobs | zram MiB/s (median, range) | rzram MiB/s (median, range) | "
+           "rzram / zram, median of the rounds' ratios [paired 95% interval] (range) | "
+           "guest CPU ms per GiB, zram / rzram (medians) |",
+           "|---|---|---|---|---|---|---|"]
     meds = []
-    for k in sorted(runs):
+
+    def order(k):
+        return (k[0], FIO_ROWS.index(k[1]) if k[1] in FIO_ROWS else len(FIO_ROWS), k[1], k[2])
+    for k in sorted(runs, key=order):
         z, rz = runs[k].get("zram", {}), runs[k].get("rzram", {})
 
         def cell(d):
-            v = sorted(d.values())
+            v = sorted(x[0] for x in d.values())
             return f"{statistics.median(v) / 1024:.1f} ({v[0] / 1024:.1f}-{v[-1] / 1024:.1f})" if v else "-"
-        ratios = sorted(rz[r] / z[r] for r in z if r in rz and z[r])
+
+        def cpu(d):
+            v = [x[1] for x in d.values() if x[1] is not None]
+            return f"{statistics.median(v):.0f}" if v else "-"
+        ratios = sorted(rz[r][0] / z[r][0] for r in z if r in rz and z[r][0])
         rr = "-"
         if ratios:
             m, lo, hi = paired(ratios)
             meds.append(m)
             rr = f"{m:.2f} [{lo:.2f}, {hi:.2f}] ({ratios[0]:.2f}-{ratios[-1]:.2f})"
-        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {cell(z)} | {cell(rz)} | {rr} |")
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {cell(z)} | {cell(rz)} | {rr} | {cpu(z)} / {cpu(rz)} |")
     if meds:
         gm = math.exp(sum(math.log(x) for x in meds) / len(meds))
         nr = max((len(v) for k in runs for v in runs[k].values()), default=0)
-        out += ["", f"Geometric mean of the rows' medians: {gm:.3f} ({len(meds)} rows, {nr} rounds each)."]
+        out += ["", f"Geometric mean of the rows' medians: {gm:.3f} ({len(meds)} rows, up to {nr} "
+                "rounds each)."]
+    out += ["", f"Rounds dropped because the host was busy (more than {max_other} CPUs used by "
+            f"anything but QEMU during either device's run): {ndropped}"
+            + (f"; runs without host samples (kept): {unmonitored}" if unmonitored else "") + "."]
     verified = sum(1 for line in lines_of(path) if VERIFY.search(line))
     out += ["", f"Verify passes (crc32c, every byte read back): {verified} passed." if verified
             else "No verify pass in this log."]
@@ -465,15 +505,21 @@ device's synchronous frees moved) are left out: their notifies drained inline.
 
 ## fio throughput
 
-4 KiB direct I/O (psync) on a 512 MiB device after a 256 MiB fill of ~50% compressible data
-(fixed seed), 4 s per run, 1 GiB guest, the bench kernel: the C zram and rzram alternate run
-by run, each first in half the rounds; one job is pinned to CPU 0, two jobs one to each CPU,
-each on its own half of the data. The ratio is taken per round (adjacent runs); its median,
-a bootstrap 95% interval resampling those pairs, and its range over the rounds are given.
+Direct I/O on a 512 MiB device after a 256 MiB fill of ~50% compressible data (fixed seed),
+4 s per run, 1 GiB guest, the bench kernel. Rows: 4 KiB sequential and random reads and writes
+with psync, one and two jobs; `-64k`, 64 KiB sequential reads and writes; `-qd16`, 4 KiB random
+reads and writes through io_uring at iodepth 16. The C zram and rzram alternate run by run,
+each first in half the rounds; one job is pinned to CPU 0, two jobs one to each CPU, each on
+its own half of the data. Each run is bracketed in the log and matched against the host
+monitor's samples, as the munmap rounds are; a round during which the host was busy is
+dropped for both devices. The ratio is taken per round (adjacent runs); its median, a
+bootstrap 95% interval resampling those pairs, and its range over the rounds are given. The
+guest's busy CPU time (user, system, irq and softirq, all CPUs, from `/proc/stat`) per GiB
+moved is the cost side of the same runs.
 Guest instructions per page for the same paths, which TCG's timing noise cannot blur, are in
 `benchmarks-iocount.md`, and where they go, function by function, in `benchmarks-breakdown.md`.
 
-""" + "\n".join(fio_text(args.logs)) + """
+""" + "\n".join(fio_text(args.logs, args.max_other)) + """
 
 ## The zsmalloc binding's cost
 
