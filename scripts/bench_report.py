@@ -157,7 +157,44 @@ def munmap(runs, max_other):
     return data, dropped, unmonitored
 
 
-def munmap_text(data, dropped, unmonitored, max_other):
+DEFAULT_GRID = [(1, 64), (1, 256), (1, 1024), (2, 64), (2, 256), (2, 1024)]
+GRID = re.compile(r"bench-grid (.+)")
+
+
+def munmap_grid(runs):
+    """The cells (P, N) the munmap boots were asked to run ("bench-grid" lines)."""
+    cells = set()
+    for _kernel, path in runs:
+        for line in lines_of(path):
+            m = GRID.search(line)
+            if m:
+                for pn in m.group(1).split():
+                    p, _, n = pn.partition(":")
+                    if p.isdigit() and n.isdigit():
+                        cells.add((int(p), int(n)))
+    return cells
+
+
+def grid_text(data, asked):
+    """Which cells of the default grid have no rounds in the table, and why."""
+    have = {(k[1], k[2]) for k in data}
+    out = []
+    for p, n in DEFAULT_GRID:
+        if (p, n) in have:
+            continue
+        if asked and (p, n) not in asked:
+            why = "not in this run's grid (BENCH_GRID)"
+        elif asked:
+            why = "asked for, but no round was kept"
+        else:
+            why = "no round in the logs"
+        out.append(f"P={p} x {n} MB: {why}")
+    if not out:
+        return ["Every cell of the default grid is in the table."]
+    return ["Cells of the default grid missing from the table: " + "; ".join(out) + "."]
+
+
+def munmap_text(data, dropped, unmonitored, max_other, asked=None):
     out = []
     cells = sorted({(k[1], k[2]) for k in data})
     runs = [r for r in ORDER if any((r, p, n) in data for p, n in cells)]
@@ -185,6 +222,7 @@ def munmap_text(data, dropped, unmonitored, max_other):
     out += ["", f"Rounds dropped because the host was busy (more than {max_other} CPUs used by "
             f"anything but QEMU during the round): {len(dropped)}"
             + (f"; rounds without host samples (kept): {unmonitored}" if unmonitored else "") + "."]
+    out += [""] + grid_text(data, asked)
     # rzram against the C zram in the same kernel, and the floor.
     out += ["", "### rzram against the C zram on the same series, and the removable time", "",
             "rzram / zram is the ratio of medians with its bootstrap 95% interval (below 1.0: rzram "
@@ -436,7 +474,7 @@ def main():
     args = a.parse_args()
     runs = [r.split("=", 1) for r in args.runs]
     data, dropped, unmon = munmap(runs, args.max_other)
-    mtext, _ = munmap_text(data, dropped, unmon, args.max_other)
+    mtext, _ = munmap_text(data, dropped, unmon, args.max_other, munmap_grid(runs))
     if args.plot and data:
         plot(data, args.plot)
     bind = "| - | - | - | - | not measured |"

@@ -8,8 +8,9 @@
 //! cover them. Such memory cannot be handed to Rust as `&[u8]` or `&mut [u8]`, whose contents
 //! must not change under a shared borrow and must not be observed by others under an exclusive
 //! one. A [`Source`] or a [`Sink`] carries the pointer and the length instead, and never becomes
-//! a slice: C reads and writes it (compressors, `memcpy()`, `memset()`), and the few reads Rust
-//! makes of it ([`Source::same_filled`]) are volatile word loads, the kernel's `READ_ONCE()`.
+//! a slice: C reads and writes it (compressors, `memcpy()`, `copy_page()`, `memset()`), and the
+//! few reads Rust makes of it ([`Source::same_filled`]) are volatile word loads, the kernel's
+//! `READ_ONCE()`.
 //!
 //! What a concurrent writer can do is the exposure C accepts for the same memory: the bytes read
 //! are unspecified (a compressor may store a page that never existed whole, which the writer's own
@@ -43,7 +44,6 @@ use crate::{
     alloc::{Allocator, Vec},
     bindings,
     error::{code::*, Result},
-    page::PAGE_SIZE,
 };
 use core::{marker::PhantomData, ptr::NonNull};
 
@@ -57,16 +57,19 @@ fn word_aligned(p: *const u8) -> bool {
 }
 
 /// Copies `len` bytes from `src` to `dst`: a whole page between page-aligned addresses with
-/// `copy_page()`, as zram copies a huge page, anything else with `memcpy()`.
+/// `copy_page()`, as zram reads a huge page, anything else with `memcpy()`.
 ///
 /// # Safety
 ///
 /// `src` is valid for reads and `dst` for writes of `len` bytes, and they do not overlap.
 #[inline]
 pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
-    // `copy_page()` is a function of its own (not a macro of `memcpy()`) on these.
-    #[cfg(any(CONFIG_ARM64, CONFIG_X86_64))]
-    if len == PAGE_SIZE && (dst as usize | src as usize) % PAGE_SIZE == 0 {
+    // `copy_page()` is a function of its own on these (on UML, for one, it is a macro of
+    // `memcpy()`, which bindgen does not see).
+    #[cfg(any(CONFIG_ARM64, all(CONFIG_X86_64, not(CONFIG_UML))))]
+    if len == crate::page::PAGE_SIZE
+        && (dst as usize | src as usize) % crate::page::PAGE_SIZE == 0
+    {
         // SAFETY: by the caller, a page's worth of each, and both are page-aligned.
         unsafe { bindings::copy_page(dst.cast(), src.cast_mut().cast::<core::ffi::c_void>()) };
         return;

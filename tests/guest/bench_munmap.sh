@@ -85,6 +85,7 @@ run() {
 }
 
 echo "bench: $(uname -r), $(nproc) CPUs, devices $devs, lzo-rle, $((($(meminfo_kb MemTotal)) / 1024)) MiB RAM, $warm warm-up + $rounds rounds from $first"
+echo "bench-grid $grid"
 read -ra D <<<"$devs"
 nd=${#D[@]}
 for ((k = 0; k < warm + rounds; k++)); do

@@ -156,8 +156,9 @@ impl Bio {
         let ptr = self.raw();
         // SAFETY: the bio is owned by the driver and not completed (type invariant), and the
         // caller completes it once, here; its accounting started with `acct_start` (type
-        // invariant) and ends once, before the completion, against the device it started on
-        // (`bio_end_io_acct()`, inline in C, called as it calls it).
+        // invariant) and ends once, before the completion, against the device it started on:
+        // nothing in this crate changes `bi_bdev` after submission (`bio_end_io_acct()`, inline
+        // in C, called as it calls it).
         unsafe {
             if let Some(start) = self.acct_start {
                 bindings::bio_end_io_acct_remapped(ptr, start, (*ptr).bi_bdev);

@@ -160,9 +160,9 @@ impl<'a> NewObject<'a> {
     }
 
     /// As [`write`](Self::write), from a [`Source`]: memory that others may write meanwhile,
-    /// such as a bio's page, copied by C (`memcpy()`, or `copy_page()` for a whole page; what the
-    /// object then holds is unspecified if the source changed during the copy, but it is written
-    /// whole).
+    /// such as a bio's page, copied by C (`memcpy()`, or `copy_page()` for a whole, page-aligned page;
+    /// what the object then holds is unspecified if the source changed during the copy, but it is
+    /// written whole).
     ///
     /// # Examples
     ///
@@ -198,8 +198,8 @@ impl<'a> NewObject<'a> {
             // then partly overwrites, rather than a call of `memset()` on every write. (No class
             // is smaller than 32 bytes: the `cap < 16` case is for completeness.)
             // SAFETY: `dst` is valid for writes of `cap >= len` bytes until `m` drops (`Mapping`),
-            // a new object only `self` reaches, which the source cannot overlap; the store needs
-            // `cap >= 16`.
+            // a new object only `self` reaches, which the source cannot overlap; the source is
+            // valid for reads of `len` bytes (`Source`'s invariant); the store needs `cap >= 16`.
             unsafe {
                 if tail > 16 || (tail > 0 && cap < 16) {
                     core::ptr::write_bytes(dst.add(len), 0, tail);
