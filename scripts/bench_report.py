@@ -73,7 +73,8 @@ class Monitor:
 
 
 def lines_of(path):
-    return open(path, errors="replace").read().split("\n")
+    # Split on "\n" alone, as the host monitor counts lines: a stray "\r" is not a line.
+    return open(path, newline="", errors="replace").read().split("\n")
 
 
 def bootstrap(a, b, n=2000):
@@ -175,17 +176,21 @@ def munmap_grid(runs):
     return cells
 
 
-def grid_text(data, asked):
-    """Which cells of the default grid have no rounds in the table, and why."""
+def grid_text(data, asked, dropped=()):
+    """Which cells of the default grid, or of the grid asked for, have no rounds in the table,
+    and why."""
     have = {(k[1], k[2]) for k in data}
+    busy = {(k[1], k[2]) for k, _r, _w in dropped}
     out = []
-    for p, n in DEFAULT_GRID:
+    for p, n in sorted(set(DEFAULT_GRID) | set(asked or ())):
         if (p, n) in have:
             continue
         if asked and (p, n) not in asked:
             why = "not in this run's grid (BENCH_GRID)"
+        elif (p, n) in busy:
+            why = "every round dropped (host busy)"
         elif asked:
-            why = "asked for, but no round was kept"
+            why = "asked for, but no round in the logs (did a boot end early?)"
         else:
             why = "no round in the logs"
         out.append(f"P={p} x {n} MB: {why}")
@@ -222,7 +227,7 @@ def munmap_text(data, dropped, unmonitored, max_other, asked=None):
     out += ["", f"Rounds dropped because the host was busy (more than {max_other} CPUs used by "
             f"anything but QEMU during the round): {len(dropped)}"
             + (f"; rounds without host samples (kept): {unmonitored}" if unmonitored else "") + "."]
-    out += [""] + grid_text(data, asked)
+    out += [""] + grid_text(data, asked, dropped)
     # rzram against the C zram in the same kernel, and the floor.
     out += ["", "### rzram against the C zram on the same series, and the removable time", "",
             "rzram / zram is the ratio of medians with its bootstrap 95% interval (below 1.0: rzram "
@@ -377,7 +382,8 @@ def fio(path, max_other):
             continue
         dev, alg, rw, jobs, r, bw, cpu = m.groups()
         key = (alg, rw, int(jobs))
-        w = mon.window(begin if begin is not None else i, i)
+        # A run without its begin line cannot be matched against the samples.
+        w = mon.window(begin, i) if begin is not None else None
         begin = None
         if w is None:
             unmonitored += 1
@@ -397,7 +403,7 @@ def fio_text(logs, max_other):
         return ["Not measured in this run."]
     runs, ndropped, unmonitored = fio(path, max_other)
     mem = [m.groups() for m in map(MEM.search, lines_of(path)) if m]
-    out = ["| alg | rows | jobs | zram MiB/s (median, range) | rzram MiB/s (median, range) | "
+    out = ["| alg | row | jobs | zram MiB/s (median, range) | rzram MiB/s (median, range) | "
            "rzram / zram, median of the rounds' ratios [paired 95% interval] (range) | "
            "guest CPU ms per GiB, zram / rzram (medians) |",
            "|---|---|---|---|---|---|---|"]
@@ -419,7 +425,8 @@ def fio_text(logs, max_other):
         rr = "-"
         if ratios:
             m, lo, hi = paired(ratios)
-            meds.append(m)
+            if m > 0:
+                meds.append(m)
             rr = f"{m:.2f} [{lo:.2f}, {hi:.2f}] ({ratios[0]:.2f}-{ratios[-1]:.2f})"
         out.append(f"| {k[0]} | {k[1]} | {k[2]} | {cell(z)} | {cell(rz)} | {rr} | {cpu(z)} / {cpu(rz)} |")
     if meds:
@@ -552,8 +559,10 @@ its own half of the data. Each run is bracketed in the log and matched against t
 monitor's samples, as the munmap rounds are; a round during which the host was busy is
 dropped for both devices. The ratio is taken per round (adjacent runs); its median, a
 bootstrap 95% interval resampling those pairs, and its range over the rounds are given. The
-guest's busy CPU time (user, system, irq and softirq, all CPUs, from `/proc/stat`) per GiB
-moved is the cost side of the same runs.
+guest's busy CPU time (user, nice, system, irq and softirq, all CPUs, from `/proc/stat`) per
+GiB moved is the cost side of the same runs; it spans the whole fio process, its start, exit
+and user-space buffer refills (writes) included, a fixed cost that weighs less per GiB on the
+faster device.
 Guest instructions per page for the same paths, which TCG's timing noise cannot blur, are in
 `benchmarks-iocount.md`, and where they go, function by function, in `benchmarks-breakdown.md`.
 

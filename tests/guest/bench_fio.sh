@@ -10,8 +10,8 @@
 # pages). Data is about 50% compressible and the same for every run (fixed
 # seed). Each run is bracketed by a "fio-begin" line and its "fio ..." line,
 # which the host monitor's samples are matched against; the "fio ..." line
-# also gives the guest's busy CPU time (user, system, irq and softirq, from
-# /proc/stat) per GiB moved. One "memory ..." line per device and algorithm,
+# also gives the guest's busy CPU time (user, nice, system, irq and softirq,
+# from /proc/stat, over the whole fio process) per GiB moved. One "memory ..." line per device and algorithm,
 # after a 256 MiB fill; then, untimed, a verify pass per device (write with
 # crc32c, read back and check), which fails the test on a mismatch.
 set -u
@@ -66,12 +66,14 @@ for alg in $algs; do
 				fio --name=b --filename="/dev/${d}0" $common $cpus --rw="$rw" --bs="$bs" \
 					--ioengine="$engine" --iodepth="$depth" --size=$per --numjobs="$jobs" \
 					--offset_increment=$per --time_based --runtime="$runtime" \
-					>/tmp/fio.out 2>&1 || { cat /tmp/fio.out; fail "fio $name on $d"; }
+					>/tmp/fio.out 2>/tmp/fio.err || { cat /tmp/fio.out /tmp/fio.err; fail "fio $name on $d"; }
 				t1=$(busy_ticks)
-				# terse v3: fields 6 and 7 are the read's KiB moved and bandwidth
-				# (KiB/s), 47 and 48 the write's.
-				read -r kib bw <<<"$(awk -F';' -v rw="$rw" 'NR == 1 {
-					print (rw ~ /read/) ? $6 " " $7 : $47 " " $48 }' /tmp/fio.out)"
+				# terse v3 (its line starts with "3;"): fields 6 and 7 are the
+				# read's KiB moved and bandwidth (KiB/s), 47 and 48 the write's.
+				read -r kib bw <<<"$(awk -F';' -v rw="$rw" '$1 == 3 {
+					print (rw ~ /read/) ? $6 " " $7 : $47 " " $48; exit }' /tmp/fio.out)"
+				[[ "$kib" =~ ^[0-9]+$ && "$bw" =~ ^[0-9]+$ ]] ||
+					{ cat /tmp/fio.out /tmp/fio.err; fail "no terse result from fio $name on $d"; }
 				# Busy CPU milliseconds per GiB moved (ticks are 1/HZ_USER s).
 				cpu=$(((t1 - t0) * 1000 * 1048576 / hz / (kib > 0 ? kib : 1)))
 				echo "fio dev=$d alg=$alg rw=$name jobs=$jobs round=$r bw_kib=$bw cpu_ms_gib=$cpu"
