@@ -67,8 +67,7 @@ pub(crate) unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
     // `copy_page()` is a function of its own on these (on UML, for one, it is a macro of
     // `memcpy()`, which bindgen does not see).
     #[cfg(any(CONFIG_ARM64, all(CONFIG_X86_64, not(CONFIG_UML))))]
-    if len == crate::page::PAGE_SIZE
-        && (dst as usize | src as usize) % crate::page::PAGE_SIZE == 0
+    if len == crate::page::PAGE_SIZE && (dst as usize | src as usize) % crate::page::PAGE_SIZE == 0
     {
         // SAFETY: by the caller, a page's worth of each, and both are page-aligned.
         unsafe { bindings::copy_page(dst.cast(), src.cast_mut().cast::<core::ffi::c_void>()) };
