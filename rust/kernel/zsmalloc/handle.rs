@@ -160,9 +160,9 @@ impl<'a> NewObject<'a> {
     }
 
     /// As [`write`](Self::write), from a [`Source`]: memory that others may write meanwhile,
-    /// such as a bio's page, copied by C (`memcpy()`, or `copy_page()` for a whole, page-aligned page;
-    /// what the object then holds is unspecified if the source changed during the copy, but it is
-    /// written whole).
+    /// such as a bio's page, copied by C (`memcpy()`, or `copy_page()` for a whole, page-aligned
+    /// page; what the object then holds is unspecified if the source changed during the copy, but
+    /// it is written whole).
     ///
     /// # Examples
     ///
