@@ -22,6 +22,7 @@ hits=$BUILD/logs/arm64-bench-trace.jsonl
 log=$BUILD/logs/arm64-bench-trace.log
 # A free port for the gdbstub (QEMU listens on 127.0.0.1 only).
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$BUILD/logs"
 rm -f "$hits"
 "$TOP/scripts/qemu.sh" arm64 trace_path --variant bench --mem 1024 --icount --timeout "$limit" \
 	--label bench-trace --gdb "$port" --quiet --append "nokaslr rzalgs=$algs" &

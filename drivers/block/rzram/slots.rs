@@ -52,7 +52,7 @@ use kernel::{
     prelude::*,
     sync::Arc,
     time::Ktime,
-    zsmalloc::{self, DeferredFree, Handle, Pool, SlotGuard},
+    zsmalloc::{self, Contents, DeferredFree, Handle, Pool, SlotGuard},
 };
 
 /// Compressed size, in bytes.
@@ -251,6 +251,7 @@ impl Table {
 
     /// [`take`](Self::take), with the statistics' decrements added to `tally` for the caller to
     /// apply (once for many slots: each is an atomic operation).
+    #[inline(always)]
     fn take_tallied<'t>(&self, g: &mut SlotGuard<'t>, tally: &mut Tally) -> Option<Handle<'t>> {
         let w = State::of(g);
         State::EMPTY.set(g);
@@ -260,25 +261,37 @@ impl Table {
         if self.stale.clear(g.index()) {
             tally.notify_free += 1;
         }
-        if w.is_same() {
-            tally.same_pages += 1;
-            tally.pages_stored += 1;
-        }
         if w.is_wb() {
             if let Some(block) = g.word() {
                 self.release_block(block as u64);
             }
-            tally.pages_stored += 1;
         }
         let h = g.take();
-        if h.is_some() {
-            tally.compr_data_size += w.size() as u64;
-            tally.pages_stored += 1;
-            if w.is_huge() {
-                tally.huge_pages += 1;
-            }
-        }
+        tally.count(w, h.is_some());
         h
+    }
+
+    /// Stores `new` in a locked slot, in state `st` (a repeated word, or an object of the
+    /// state's size), with a fresh access time, after emptying it as [`take`](Self::take) does;
+    /// the old object is freed. The statistics change once each, by the difference: a stored
+    /// page replaced by another leaves `pages_stored` as it was.
+    ///
+    /// Fails with `EINVAL` if `new` is an object of another pool (the slot is then left empty
+    /// and that object freed).
+    #[inline(always)]
+    pub(crate) fn store<'t>(&self, g: &mut SlotGuard<'t>, new: Contents<'t>, st: State) -> Result {
+        let object = matches!(new, Contents::Object(_));
+        let mut gone = Tally::default();
+        drop(self.take_tallied(g, &mut gone));
+        let mut came = Tally::default();
+        let r = g.replace(new);
+        if r.is_ok() {
+            st.set(g);
+            accessed(g);
+            came.count(st, object);
+        }
+        came.apply_since(&gone, &self.stats);
+        r.map(drop)
     }
 
     /// Empties a locked slot and frees its object.
@@ -315,19 +328,48 @@ struct Tally {
 }
 
 impl Tally {
-    fn apply(&self, s: &Stats) {
-        for (c, v) in [
-            (&s.same_pages, self.same_pages),
-            (&s.pages_stored, self.pages_stored),
-            (&s.compr_data_size, self.compr_data_size),
-            (&s.huge_pages, self.huge_pages),
-        ] {
-            if v != 0 {
-                c.sub(v);
+    /// Counts a slot that held `w` (and an object, if `object`).
+    #[inline(always)]
+    fn count(&mut self, w: State, object: bool) {
+        if w.is_same() {
+            self.same_pages += 1;
+            self.pages_stored += 1;
+        }
+        if w.is_wb() {
+            self.pages_stored += 1;
+        }
+        if object {
+            self.compr_data_size += w.size() as u64;
+            self.pages_stored += 1;
+            if w.is_huge() {
+                self.huge_pages += 1;
             }
         }
-        if self.notify_free != 0 {
-            s.notify_free.add(self.notify_free);
+    }
+
+    /// Takes the counts away from the statistics, and adds the notifies.
+    fn apply(&self, s: &Stats) {
+        Tally::default().apply_since(self, s);
+    }
+
+    /// Adds the counts to the statistics and takes `gone`'s away, each counter changed once by
+    /// the difference (each change is an atomic operation); adds `gone`'s notifies.
+    #[inline(always)]
+    fn apply_since(&self, gone: &Tally, s: &Stats) {
+        for (c, came, went) in [
+            (&s.same_pages, self.same_pages, gone.same_pages),
+            (&s.pages_stored, self.pages_stored, gone.pages_stored),
+            (&s.compr_data_size, self.compr_data_size, gone.compr_data_size),
+            (&s.huge_pages, self.huge_pages, gone.huge_pages),
+        ] {
+            if came > went {
+                c.add(came - went);
+            } else if went > came {
+                c.sub(went - came);
+            }
+        }
+        if gone.notify_free != 0 {
+            s.notify_free.add(gone.notify_free);
         }
     }
 }
@@ -742,12 +784,7 @@ mod tests {
         // Allocate first: the slot lock disables preemption.
         let h = pool.alloc(100, GFP_KERNEL)?.write(&[1; 100])?;
         let mut g = table.slots.lock(i).ok_or(EINVAL)?;
-        table.clear(&mut g);
-        g.replace(Contents::Object(h))?;
-        State::stored(100, false).set(&mut g);
-        table.stats.pages_stored.inc();
-        table.stats.compr_data_size.add(100);
-        Ok(())
+        table.store(&mut g, Contents::Object(h), State::stored(100, false))
     }
 
     #[test]

@@ -450,13 +450,7 @@ impl Storage {
     fn install_same(&self, index: usize, w: usize) -> Result {
         let t = &*self.table;
         let mut g = t.slots.lock(index).ok_or(EIO)?;
-        t.clear(&mut g);
-        g.replace(Contents::Word(w))?;
-        State::SAME.set(&mut g);
-        slots::accessed(&mut g);
-        t.stats.same_pages.inc();
-        t.stats.pages_stored.inc();
-        Ok(())
+        t.store(&mut g, Contents::Word(w), State::SAME)
     }
 
     /// Stores object `h`, of `len` bytes (a whole page if `huge`), as page `index`, replacing its
@@ -470,17 +464,10 @@ impl Storage {
             return Err(ENOMEM);
         }
         t.stats.max_used_pages.raise_to(used);
-
         // Free the old contents and install the new ones under one lock.
         let mut g = t.slots.lock(index).ok_or(EIO)?;
-        t.clear(&mut g);
-        g.replace(Contents::Object(h))?;
-        State::stored(len, huge).set(&mut g);
-        slots::accessed(&mut g);
-        t.stats.compr_data_size.add(len as u64);
-        t.stats.pages_stored.inc();
+        t.store(&mut g, Contents::Object(h), State::stored(len, huge))?;
         if huge {
-            t.stats.huge_pages.inc();
             t.stats.huge_pages_since.inc();
         }
         Ok(())
