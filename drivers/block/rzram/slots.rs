@@ -359,7 +359,11 @@ impl Tally {
         for (c, came, went) in [
             (&s.same_pages, self.same_pages, gone.same_pages),
             (&s.pages_stored, self.pages_stored, gone.pages_stored),
-            (&s.compr_data_size, self.compr_data_size, gone.compr_data_size),
+            (
+                &s.compr_data_size,
+                self.compr_data_size,
+                gone.compr_data_size,
+            ),
             (&s.huge_pages, self.huge_pages, gone.huge_pages),
         ] {
             if came > went {
