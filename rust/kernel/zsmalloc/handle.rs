@@ -8,14 +8,14 @@ use crate::{
     error::{code::*, Result},
     io_buf::Source,
 };
-use core::{mem::ManuallyDrop, num::NonZeroUsize, sync::atomic::Ordering};
+use core::{mem::ManuallyDrop, num::NonZeroUsize};
 
 /// An object of a pool, owned; freed when dropped. The common part of [`NewObject`] and
 /// [`Handle`].
 ///
 /// # Invariants
 ///
-/// `raw` is a live handle of `pool`, owned by this value and counted in `pool.live`.
+/// `raw` is a live handle of `pool`, owned by this value.
 pub(super) struct Object<'a> {
     pub(super) raw: NonZeroUsize,
     pub(super) pool: &'a Pool,
@@ -40,7 +40,6 @@ impl Drop for Object<'_> {
         // SAFETY: the pool is valid and `raw` is a live handle of it owned by `self`, freed once,
         // here.
         unsafe { bindings::zs_free(self.pool.raw(), self.raw.get()) };
-        self.pool.live.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -340,7 +339,7 @@ impl<'a> Handle<'a> {
     #[inline]
     pub(super) unsafe fn from_raw(raw: usize, pool: &'a Pool) -> Option<Handle<'a>> {
         // INVARIANT: by the caller, `raw` is a live, written object of `pool` whose ownership
-        // (counted in `live`) comes back from `into_raw` exactly once.
+        // comes back from `into_raw` exactly once.
         Some(Handle(Object {
             raw: NonZeroUsize::new(raw)?,
             pool,

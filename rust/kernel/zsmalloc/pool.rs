@@ -11,11 +11,7 @@ use crate::{
     page::PAGE_SIZE,
     str::CStr,
 };
-use core::{
-    num::NonZeroUsize,
-    ptr::NonNull,
-    sync::atomic::{AtomicUsize, Ordering},
-};
+use core::{num::NonZeroUsize, ptr::NonNull};
 
 /// The largest object a pool stores: one page.
 pub const MAX_ALLOC_SIZE: usize = PAGE_SIZE;
@@ -30,14 +26,12 @@ pub const MAX_ALLOC_SIZE: usize = PAGE_SIZE;
 /// # Invariants
 ///
 /// - `ptr` points to a pool created by `zs_create_pool()` that this object owns.
-/// - `live` counts the objects allocated and not yet freed.
 /// - `capacity[i]` is the largest size in `1..=MAX_ALLOC_SIZE` that `zs_malloc()` places in the
 ///   size class of index `i` (0 if it places none there), so every object of that class has at
 ///   least that many bytes; every class index the pool returns is below `capacity.len()`.
 /// - `huge_size` is `zs_huge_class_size()` of the pool, which does not change after creation.
 pub struct Pool {
     pub(super) ptr: NonNull<bindings::zs_pool>,
-    pub(super) live: AtomicUsize,
     pub(super) capacity: KVec<u32>,
     huge_size: usize,
 }
@@ -47,7 +41,7 @@ pub struct Pool {
 unsafe impl Send for Pool {}
 
 // SAFETY: zsmalloc serialises concurrent calls on one pool internally (class locks, the migrate
-// lock and atomics); `live` is atomic and `capacity` is only read after `new`.
+// lock and atomics); `capacity` is only read after `new`.
 unsafe impl Sync for Pool {}
 
 /// Pool statistics; see [`Pool::stats`].
@@ -78,7 +72,6 @@ impl Pool {
         let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
         let mut pool = Pool {
             ptr,
-            live: AtomicUsize::new(0),
             capacity: KVec::new(),
             // SAFETY: the pool is valid.
             huge_size: unsafe { bindings::zs_huge_class_size(ptr.as_ptr()) },
@@ -163,9 +156,7 @@ impl Pool {
             return Err(Error::from_errno(raw as isize as c_int));
         }
         let raw = NonZeroUsize::new(raw).ok_or(ENOMEM)?;
-        self.live.fetch_add(1, Ordering::Relaxed);
-        // INVARIANT: `raw` is a new handle of this pool, owned by the result and counted in
-        // `live`.
+        // INVARIANT: `raw` is a new handle of this pool, owned by the result.
         Ok(NewObject(Object { raw, pool: self }))
     }
 
@@ -222,8 +213,7 @@ impl Pool {
     /// nothing else may own it: the objects are freed here.
     unsafe fn free_raw(&self, raw: &mut [usize]) {
         match raw {
-            // Nothing to free, and no need to touch the shared count.
-            [] => return,
+            [] => (),
             // One object: freed directly, without the bulk free's sort.
             // SAFETY: the pool is valid and `h` a live handle of it (from `Handle::into_raw`, so
             // neither null nor an error value) that the caller gave up, freed once, here.
@@ -233,10 +223,13 @@ impl Pool {
             // entries.
             _ => unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) },
         }
-        self.live.fetch_sub(raw.len(), Ordering::Relaxed);
     }
 
-    /// Returns the number of objects allocated and not yet freed.
+    /// Returns the number of objects allocated and not yet freed, as zsmalloc counts them (per
+    /// size class, under each class's lock, so the allocation and free paths keep no count of
+    /// their own): exact when no allocation or free of the pool runs meanwhile.
+    ///
+    /// Context: takes spinlocks; does not sleep.
     ///
     /// # Examples
     ///
@@ -251,7 +244,8 @@ impl Pool {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn live_objects(&self) -> usize {
-        self.live.load(Ordering::Relaxed)
+        // SAFETY: the pool is valid by the type invariant.
+        unsafe { bindings::zs_pool_objects(self.raw()) }
     }
 
     /// Moves objects out of sparsely used pages and frees the pages this empties.
@@ -357,7 +351,9 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        let live = *self.live.get_mut();
+        // Exact: with `&mut self`, no object of the pool is being allocated or freed (each
+        // borrows the pool).
+        let live = self.live_objects();
         if live != 0 {
             // zs_destroy_pool() does not free objects: their pages would stay reachable by
             // migration after the pool is gone. Leaking the pool is the only safe choice.
