@@ -1,6 +1,6 @@
 // expect: field `0` of struct `Handle` is private
 // expect: field `m` of struct `ReadGuard` is private
-// expect: field `live` of struct `Pool` is private
+// expect: field `ptr` of struct `Pool` is private
 // expect: method `free_raw` is private
 // SPDX-License-Identifier: GPL-2.0
 
@@ -14,6 +14,6 @@ use kernel::zsmalloc::{Handle, Pool, ReadGuard};
 pub fn f(pool: &Pool, h: &Handle<'_>, g: &ReadGuard<'_>) {
     let _ = &h.0;
     let _ = &g.m;
-    let _ = &pool.live;
+    let _ = &pool.ptr;
     pool.free_raw(&mut [1]);
 }
