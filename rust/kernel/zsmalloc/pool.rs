@@ -21,7 +21,7 @@ pub const MAX_ALLOC_SIZE: usize = PAGE_SIZE;
 /// Dropping it destroys the pool if every object has been freed. If not (an object was leaked
 /// with [`core::mem::forget`]), the pool is leaked, with an error in the log: `zs_destroy_pool()`
 /// does not free objects, and their pages would stay reachable by page migration after the
-/// pool's memory is gone.
+/// pool's memory is gone. Context of the drop: process context; may sleep.
 ///
 /// # Invariants
 ///
@@ -226,10 +226,11 @@ impl Pool {
     }
 
     /// Returns the number of objects allocated and not yet freed, as zsmalloc counts them (per
-    /// size class, under each class's lock, so the allocation and free paths keep no count of
-    /// their own): exact when no allocation or free of the pool runs meanwhile.
+    /// size class, so the allocation and free paths keep no count of their own): a snapshot,
+    /// read without the class locks, exact when no allocation or free of the pool runs
+    /// meanwhile. It reads every size class: a diagnostic, not for a hot path.
     ///
-    /// Context: takes spinlocks; does not sleep.
+    /// Context: any context, a [`ReadGuard`] of the pool held or not; takes no lock.
     ///
     /// # Examples
     ///
