@@ -276,11 +276,15 @@ impl Table {
     /// the old object is freed. The statistics change once each, by the difference: a stored
     /// page replaced by another leaves `pages_stored` as it was.
     ///
-    /// Fails with `EINVAL` if `new` is an object of another pool (the slot is then left empty
-    /// and that object freed).
+    /// Fails with `EINVAL` if `new` is an object of another pool, before anything changes (that
+    /// object is freed).
     #[inline(always)]
     pub(crate) fn store<'t>(&self, g: &mut SlotGuard<'t>, new: Contents<'t>, st: State) -> Result {
-        let object = matches!(new, Contents::Object(_));
+        let object = match &new {
+            Contents::Object(h) if !core::ptr::eq(h.pool(), &*self.pool) => return Err(EINVAL),
+            Contents::Object(_) => true,
+            Contents::Word(_) => false,
+        };
         let mut gone = Tally::default();
         drop(self.take_tallied(g, &mut gone));
         let mut came = Tally::default();
@@ -789,6 +793,27 @@ mod tests {
         let h = pool.alloc(100, GFP_KERNEL)?.write(&[1; 100])?;
         let mut g = table.slots.lock(i).ok_or(EINVAL)?;
         table.store(&mut g, Contents::Object(h), State::stored(100, false))
+    }
+
+    /// An object of another pool is refused before the slot changes: what it held, and the
+    /// statistics, stay as they were.
+    #[test]
+    fn store_refuses_a_foreign_object() -> Result {
+        let pool = pool(c_str!("rzram_kunit_store"))?;
+        let other = Pool::new(c_str!("rzram_kunit_store2"))?;
+        let table = Table::new(pool.clone(), 1, 0)?;
+        store(&pool, &table, 0)?;
+        let theirs = other.alloc(100, GFP_KERNEL)?.write(&[2; 100])?;
+        let mut g = table.slots.lock(0).ok_or(EINVAL)?;
+        let r = table.store(&mut g, Contents::Object(theirs), State::stored(100, false));
+        assert_eq!(r, Err(EINVAL));
+        assert_eq!(&*g.map_read(100)?, &[1; 100]);
+        drop(g);
+        assert_eq!(other.live_objects(), 0);
+        assert_eq!(pool.live_objects(), 1);
+        let s = &table.stats;
+        assert_eq!((s.pages_stored.get(), s.compr_data_size.get()), (1, 100));
+        Ok(())
     }
 
     #[test]

@@ -56,6 +56,7 @@ fn stream_of(streams: &mut [Option<Stream>; MAX_PRIO], prio: usize) -> Result<&m
 
 /// Decompresses `src`, stored with priority `prio`, with that stream of `streams` into `dst`;
 /// `EIO` unless it makes a whole page.
+#[inline]
 fn decompress_page(
     streams: &mut [Option<Stream>; MAX_PRIO],
     prio: usize,
@@ -459,11 +460,13 @@ impl Storage {
     fn install(&self, index: usize, h: Handle<'_>, len: usize, huge: bool, limit: u64) -> Result {
         let t = &*self.table;
         let used = t.pool.total_pages() as u64;
+        // As zram, the peak counts the pool as it is now, with the new object, even when the
+        // limit then refuses it.
+        t.stats.max_used_pages.raise_to(used);
         if limit != 0 && used > limit {
             // Dropping `h` frees the new object.
             return Err(ENOMEM);
         }
-        t.stats.max_used_pages.raise_to(used);
         // Free the old contents and install the new ones under one lock.
         let mut g = t.slots.lock(index).ok_or(EIO)?;
         t.store(&mut g, Contents::Object(h), State::stored(len, huge))?;
@@ -835,6 +838,36 @@ mod tests {
             assert_eq!(s.compr_data_size.get(), 0);
             assert_eq!(storage.table.pool.total_pages(), 0);
         }
+        Ok(())
+    }
+
+    /// A write the memory limit refuses leaves the slot as it was and the pool as before, but
+    /// counts in the peak (`mem_used_max`), as zram's: the pool held the new object when the
+    /// limit was checked.
+    #[test]
+    fn memory_limit_refusal() -> Result {
+        let storage = Storage::new(
+            c_str!("rzram_kunit"),
+            8 * PAGE_SIZE as u64,
+            Algorithm::LzoRle,
+        )?;
+        let (a, b) = (random_page()?, page(|i| (i * 7) as u8 ^ 0x5a)?);
+        // A huge page takes a pool page of its own: the first fits a limit of one page.
+        storage.write_page(0, &a, 1)?;
+        let s = &storage.table.stats;
+        assert_eq!(s.max_used_pages.get(), 1);
+        assert_eq!(storage.write_page(1, &random_page()?, 1), Err(ENOMEM));
+        assert_eq!(s.max_used_pages.get(), 2);
+        assert_eq!(storage.table.pool.total_pages(), 1);
+        assert_eq!(s.pages_stored.get(), 1);
+        // Nothing stored was lost, and a refused overwrite keeps the old page.
+        storage.write_page(1, &b, 0)?;
+        assert_eq!(storage.write_page(1, &random_page()?, 1), Err(ENOMEM));
+        let mut out = page(|_| 0)?;
+        storage.read_page(0, &mut out)?;
+        assert!(out == a);
+        storage.read_page(1, &mut out)?;
+        assert!(out == b);
         Ok(())
     }
 
