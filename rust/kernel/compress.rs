@@ -80,6 +80,8 @@ fn zeroed_workspace(len: usize) -> Result<KVVec<u8>> {
     Ok(KVVec::from_elem(0u8, len, GFP_KERNEL)?)
 }
 
+// Inlined into the callers' read paths, as zram's glue is one call deep.
+#[inline]
 fn lzo_decompress(src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
     let mut len = dst.len();
     // SAFETY: the slice and the sink are valid for their lengths; the `_safe` decompressor
@@ -164,6 +166,7 @@ macro_rules! lzo_type {
                 lzo_compress($fast, $bounded, &mut self.wrk, src, dst)
             }
 
+            #[inline]
             fn decompress(&mut self, src: &[u8], dst: Sink<'_>) -> Result<usize> {
                 // One decompressor reads both formats.
                 lzo_decompress(src, dst)
@@ -187,10 +190,13 @@ lzo_type!(
     bindings::lzorle1x_1_compress_safe
 );
 
+#[inline]
 fn to_int(len: usize) -> Result<c_int> {
     c_int::try_from(len).map_err(|_| EINVAL)
 }
 
+// Inlined into the callers' read paths, as zram's glue is one call deep.
+#[inline]
 fn lz4_decompress(src: &[u8], mut dst: Sink<'_>) -> Result<usize> {
     // SAFETY: the slice and the sink are valid for their lengths, which bound what the `_safe`
     // decompressor reads and writes.
@@ -266,6 +272,7 @@ impl<const HC: bool> Compressor for Lz4Family<HC> {
         }
     }
 
+    #[inline]
     fn decompress(&mut self, src: &[u8], dst: Sink<'_>) -> Result<usize> {
         lz4_decompress(src, dst)
     }
