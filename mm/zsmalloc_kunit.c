@@ -6,7 +6,8 @@
  * size class with the contents checked across map/unmap, the class index of
  * a handle, compaction after fragmentation, frees from several kthreads while
  * compaction runs, bulk free, the deferred-free framework (push and drain,
- * the synchronous fallback, flush ordering, destroy with pending elements),
+ * two users of one pool with elements of different sizes, the synchronous
+ * fallback, flush ordering, destroy with pending elements),
  * and the pool's page count back at zero at the end.
  */
 
@@ -622,6 +623,106 @@ static void zs_test_deferred_flush(struct kunit *test)
 }
 
 /*
+ * Two users of one pool at once, as zram and zswap are: one queues u32 slot
+ * numbers, the other pointers to entries that own an object (zswap's
+ * element). Each drain gets only its own user's elements, every object is
+ * freed exactly once, and the pool empties.
+ */
+struct zs_df_entry {
+	unsigned long handle;
+	unsigned int id;
+};
+
+struct zs_df_owner {
+	struct zs_pool *pool;
+	unsigned long *handles;		/* the slot user's objects, by slot */
+	u8 *seen;			/* times each slot or entry was freed */
+};
+
+static void zs_df_drain_slots(void *priv, const void *elems, unsigned int nr)
+{
+	struct zs_df_owner *u = priv;
+	const u32 *slot = elems;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		u->seen[slot[i]]++;
+		zs_free(u->pool, u->handles[slot[i]]);
+	}
+}
+
+static void zs_df_drain_entries(void *priv, const void *elems, unsigned int nr)
+{
+	struct zs_df_entry * const *entry = elems;
+	struct zs_df_owner *u = priv;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		u->seen[entry[i]->id]++;
+		zs_free(u->pool, entry[i]->handle);
+	}
+}
+
+static const struct zs_deferred_ops zs_df_slot_ops = { .drain = zs_df_drain_slots };
+static const struct zs_deferred_ops zs_df_entry_ops = { .drain = zs_df_drain_entries };
+
+static void zs_test_deferred_two_users(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	const unsigned int nr = 3000;
+	struct zs_df_owner slots = { .pool = pool }, entries = { .pool = pool };
+	struct zs_deferred *a, *b;
+	struct zs_df_entry *ent;
+	unsigned int i;
+
+	slots.handles = kunit_kcalloc(test, nr, sizeof(*slots.handles), GFP_KERNEL);
+	slots.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+	entries.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+	ent = kunit_kcalloc(test, nr, sizeof(*ent), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, slots.handles);
+	KUNIT_ASSERT_NOT_NULL(test, slots.seen);
+	KUNIT_ASSERT_NOT_NULL(test, entries.seen);
+	KUNIT_ASSERT_NOT_NULL(test, ent);
+	a = zs_deferred_create(pool, &zs_df_slot_ops, &slots, sizeof(u32), 0, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a));
+	b = zs_deferred_create(pool, &zs_df_entry_ops, &entries,
+			       sizeof(struct zs_df_entry *), 0, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(b));
+
+	for (i = 0; i < nr; i++) {
+		struct zs_df_entry *e = &ent[i];
+		struct zs_obj o;
+		u32 slot = i;
+
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 100 + i % 1000, i), 0);
+		slots.handles[i] = o.handle;
+		KUNIT_ASSERT_EQ(test, zs_alloc_obj(pool, &o, 2000 + i % 1000, i), 0);
+		e->handle = o.handle;
+		e->id = i;
+		/* Refused: freed here, as its user would. */
+		if (!zs_deferred_push(a, &slot)) {
+			slots.seen[i]++;
+			zs_free(pool, slots.handles[i]);
+		}
+		if (!zs_deferred_push(b, &e)) {
+			entries.seen[i]++;
+			zs_free(pool, e->handle);
+		}
+	}
+	zs_deferred_flush(a);
+	zs_deferred_flush(b);
+	for (i = 0; i < nr; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, slots.seen[i], 1, "slot %u freed %u times", i,
+				    slots.seen[i]);
+		KUNIT_EXPECT_EQ_MSG(test, entries.seen[i], 1, "entry %u freed %u times", i,
+				    entries.seen[i]);
+	}
+	zs_deferred_destroy(a);
+	zs_deferred_destroy(b);
+	KUNIT_EXPECT_EQ(test, zs_settled_pages(pool), 0UL);
+}
+
+/*
  * Destroy with elements still in the per-CPU buffers drains them; so does
  * zs_destroy_pool() for an instance still attached.
  */
@@ -663,6 +764,7 @@ static struct kunit_case zsmalloc_test_cases[] = {
 	KUNIT_CASE(zs_test_deferred_batch_capacity),
 	KUNIT_CASE(zs_test_deferred_fallback),
 	KUNIT_CASE(zs_test_deferred_flush),
+	KUNIT_CASE(zs_test_deferred_two_users),
 	KUNIT_CASE(zs_test_deferred_destroy),
 	{}
 };

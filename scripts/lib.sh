@@ -163,8 +163,8 @@ GUEST_TESTS_stress=rzram_fio,rzram_hotplug_race,torture,regress_slot_write_race,
 # Recompression and writeback to a backing device.
 GUEST_TESTS_writeback=rzram_recompress,rzram_writeback,regress_wb_completion,regress_wb_leaked_blocks,regress_wb_stale_bounds,regress_wb_freed_slots,regress_wb_disksize_race,regress_block_state_race
 # arm64 also swaps on the C zram, whose slot frees go through the series'
-# deferred free.
-GUEST_TESTS_arm64_swap=$GUEST_TESTS_swap,zram_swap_pressure
+# deferred free, and through zswap, its second user.
+GUEST_TESTS_arm64_swap=$GUEST_TESTS_swap,zram_swap_pressure,zswap_deferred
 # x86_64's own: the compat module under swap, a file system and O_DIRECT,
 # block_state and idle without access times (rzram-lean.config), CPU hotplug,
 # the torture test; and the tools that drive zram, unchanged.
