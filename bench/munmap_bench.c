@@ -12,11 +12,12 @@
  *
  * ms is the mean of the processes' munmap times, max_ms the slowest.
  * ret_ms is the time from the start of the munmaps until the device's
- * mem_used_total (the third field of the mm_stat file given with -s) is back
- * to its value before the fill: when the memory is really returned. -1 without
+ * memory in use (given with -s: zram's mm_stat, whose third field is
+ * mem_used_total, or zswap's pool_total_size) is back to its value before
+ * the fill: when the memory is really returned. -1 without
  * -s, and if it is not back within 60 s. The parent sleeps in waitpid() until
  * every process has unmapped and exited (the memory cannot be back sooner),
- * and only then polls mm_stat every 200 us with pread() on an open file, so
+ * and only then polls that file every 200 us with pread(), so
  * its polling takes no CPU time from the munmaps, nor, with -c, from a
  * deferred free's worker on the other CPUs.
  *
@@ -24,7 +25,7 @@
  * process runs on CPU 0), and the parent to CPU 0. -d names the device in the
  * output and -o numbers the rounds from an offset.
  *
- * usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT] [-c]
+ * usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT|POOL_SIZE] [-c]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,19 +71,35 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* mem_used_total from an open mm_stat file, in bytes; -1 if unreadable. */
-static long long mem_used(int fd)
+/*
+ * The memory in use, in bytes, from the file PATH, open as FD:
+ * mem_used_total, the third field of zram's mm_stat, or the one number of a
+ * file that has only one (zswap's debugfs pool_total_size); -1 if
+ * unreadable. A file that cannot be read with pread() (debugfs attributes
+ * are not seekable) is opened again for each read.
+ */
+static long long mem_used(int fd, const char *path)
 {
 	long long orig, compr, used;
 	char buf[512];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	int got;
 
+	if (n < 0 && errno == ESPIPE) {
+		int again = open(path, O_RDONLY);
+
+		if (again < 0)
+			return -1;
+		n = read(again, buf, sizeof(buf) - 1);
+		close(again);
+	}
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
-	if (sscanf(buf, "%lld %lld %lld", &orig, &compr, &used) != 3)
-		return -1;
-	return used;
+	got = sscanf(buf, "%lld %lld %lld", &orig, &compr, &used);
+	if (got == 1)
+		return orig;
+	return got == 3 ? used : -1;
 }
 
 static void pin(int idx)
@@ -188,7 +205,7 @@ int main(int argc, char **argv)
 
 	for (r = 0; r < rounds; r++) {
 		double sum = 0, max = 0, t0, ret_ms = -1;
-		long long base = statfd >= 0 ? mem_used(statfd) : -1;
+		long long base = statfd >= 0 ? mem_used(statfd, stat) : -1;
 		long swapped = 0;
 
 		memset(sh, 0, sizeof(*sh));
@@ -215,7 +232,7 @@ int main(int argc, char **argv)
 		}
 		/* The memory is back when mem_used_total is at its pre-fill value. */
 		while (base >= 0 && now_ms() - t0 < 60e3) {
-			long long used = mem_used(statfd);
+			long long used = mem_used(statfd, stat);
 
 			if (used >= 0 && used <= base) {
 				ret_ms = now_ms() - t0;
@@ -234,6 +251,6 @@ int main(int argc, char **argv)
 	}
 	return failed;
 usage:
-	fprintf(stderr, "usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT] [-c]\n");
+	fprintf(stderr, "usage: munmap_bench -p P -m MB [-r ROUNDS] [-o FIRST] [-d NAME] [-s MM_STAT|POOL_SIZE] [-c]\n");
 	return 2;
 }

@@ -17,14 +17,22 @@
 # alternate boot by boot (BENCH_BOOTS cycles, each with its share of the
 # rounds and one warm-up round that is dropped).
 #
+# The zswap part: the munmap benchmark with zswap in front of swap on brd, on
+# stock (pristine 6.12), pre-zswap (the series up to the patch before its
+# zswap patch) and zswap (up to that patch), one config (zswap.config), and
+# the floor (swap on brd, zswap off) on the last.
+#
 # Output: docs/benchmarks.md, docs/benchmarks-munmap.png,
-# docs/benchmarks-iocount.md, docs/benchmarks-breakdown.md, and the raw logs in
-# build/logs/ (bench-*.log, with the monitor's bench-*.tsv).
+# docs/benchmarks-iocount.md, docs/benchmarks-breakdown.md,
+# docs/benchmarks-zswap.md, and the raw logs in build/logs/ (bench-*.log, with
+# the monitor's bench-*.tsv).
 # Env: BENCH_ROUNDS (measured rounds per cell, default 15), BENCH_BOOTS
 #      (default 3), BENCH_GRID (default 1:64,1:256,1:1024,2:64,2:256,2:1024),
 #      BENCH_KERNELS (default "stock p3 p3-zspage p3-zsfree bench"),
 #      BENCH_PARTS (default "munmap notify fio binding writeback handoff
-#      iocount breakdown"), BENCH_TRACE_ALGS (breakdown, default lz4),
+#      zswap iocount breakdown"), BENCH_ZSWAP_ROUNDS (zswap: measured rounds
+#      per cell, default 3), BENCH_ZSWAP_BOOTS (default 1), BENCH_ZSWAP_GRID
+#      (default BENCH_GRID's default), BENCH_TRACE_ALGS (breakdown, default lz4),
 #      BENCH_HANDOFF (handoff: rzram's deferred-free batches, in words of 32
 #      slots, set through debugfs; default "0 8 32 128"), BENCH_HANDOFF_ROUNDS (default 5), BENCH_HANDOFF_GRID
 #      (default 1:64,1:256,1:1024,2:64,2:256),
@@ -37,7 +45,7 @@ rounds=${BENCH_ROUNDS:-15}
 boots=${BENCH_BOOTS:-3}
 grid=${BENCH_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024}
 kernels=${BENCH_KERNELS:-stock p3 p3-zspage p3-zsfree bench}
-parts=" ${BENCH_PARTS:-munmap notify fio binding writeback handoff iocount breakdown} "
+parts=" ${BENCH_PARTS:-munmap notify fio binding writeback handoff zswap iocount breakdown} "
 # The breakdown's debugger, checked before hours of the other parts.
 if [[ "$parts" == *" breakdown "* ]] && ! command -v gdb-multiarch >/dev/null; then
 	die "the breakdown part needs gdb-multiarch (make deps installs it)"
@@ -57,7 +65,11 @@ if ! "$py" -c 'import matplotlib' 2>/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-matplotlib >/dev/null ||
 		note "python3-matplotlib could not be installed: no plot"
 fi
+zkernels="stock pre-zswap zswap"
 for v in $kernels; do "$TOP/scripts/kernel.sh" arm64 "$v"; done
+if [[ "$parts" == *" zswap "* ]]; then
+	for v in $zkernels; do "$TOP/scripts/kernel.sh" arm64 "$v"; done
+fi
 case " $kernels " in *" bench "*) ;; *) "$TOP/scripts/kernel.sh" arm64 bench ;; esac
 "$TOP/scripts/image.sh" arm64
 
@@ -138,6 +150,29 @@ if [[ "$parts" == *" handoff "* ]]; then
 	done
 	python3 "$TOP/scripts/bench_handoff.py" --out "$TOP/docs/benchmarks-handoff.md" \
 		--max-other "$max_other" "${hlogs[@]}" || die "the handoff report failed"
+fi
+
+# zswap's munmap: the three kernels alternate boot by boot, each boot with
+# its share of the rounds after one warm-up round (of the 256 MB cells: the
+# grid's 1 GB cells take most of the time); the zswap kernel also runs the
+# floor, interleaved with zswap.
+if [[ "$parts" == *" zswap "* ]]; then
+	read -ra K <<<"$zkernels"
+	zboots=${BENCH_ZSWAP_BOOTS:-1}
+	zper=$(((${BENCH_ZSWAP_ROUNDS:-3} + zboots - 1) / zboots))
+	zlogs=()
+	for ((b = 0; b < zboots; b++)); do
+		for ((i = 0; i < ${#K[@]}; i++)); do
+			v=${K[$(((i + b) % ${#K[@]}))]}
+			devs=zswap
+			[ "$v" = zswap ] && devs=zswap,brd
+			bench_boot "bench-zswap-$v-$b" "$v" bench_munmap 3072 \
+				"rzrounds=$zper rzwarm=1 rzwarmgrid=1:256,2:256 rzfirst=$((b * zper)) rzgrid=${BENCH_ZSWAP_GRID:-1:64,1:256,1:1024,2:64,2:256,2:1024} rzdevs=$devs brd.rd_size=$((2100 * 1024))"
+			zlogs+=("$v=$BUILD/logs/arm64-bench-zswap-$v-$b.log")
+		done
+	done
+	python3 "$TOP/scripts/bench_zswap.py" --out "$TOP/docs/benchmarks-zswap.md" \
+		--max-other "$max_other" "${zlogs[@]}" || die "the zswap report failed"
 fi
 
 # Writeback: rzram at batch 1 and 32 and the C zram, side by side in one

@@ -19,6 +19,10 @@
 #                 and virt), with the Broadcom device trees, into
 #                 build/arm64-pi
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
+#                 + zswap (zswap, off until enabled, and brd)
+#           pre-zswap, zswap  the series up to the patch before its zswap
+#                 patch, and up to that patch, base + qemu-ARCH + zswap, as
+#                 stock (make bench's zswap munmap part)
 #           p3    pristine + the series up to its third zsmalloc patch (the
 #                 zs_free locking changes alone), base + qemu-ARCH
 #           p3-*  p3 plus bench/variants/<variant>.patch, a zsmalloc-internal
@@ -74,7 +78,11 @@ pi)
 	frags+=("$FRAG/rzram.config" "$FRAG/compat.config" "$FRAG/rpi4.config")
 	out=$BUILD/$arch-pi
 	;;
-stock) out=$BUILD/$arch-stock; SRC=$BUILD/linux-stock ;;
+stock | pre-zswap | zswap)
+	frags+=("$FRAG/zswap.config")
+	out=$BUILD/$arch-$variant
+	SRC=$BUILD/linux-$variant
+	;;
 p3) out=$BUILD/$arch-p3; SRC=$BUILD/linux-p3 ;;
 p3-*)
 	vpatch=$TOP/bench/variants/$variant.patch
@@ -82,16 +90,22 @@ p3-*)
 	out=$BUILD/$arch-$variant
 	SRC=$BUILD/linux-p3
 	;;
-*) die "unknown variant '$variant' (test, bench, trace, kcsan, kcsan-strict, pi, stock, p3, p3-*)" ;;
+*) die "unknown variant '$variant' (test, bench, trace, kcsan, kcsan-strict, pi, stock, pre-zswap, zswap, p3, p3-*)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 
-# The stock and p3 trees are worktrees of build/linux at pristine and at the
-# series' third commit (same content each time tree.sh re-applies it).
+# The stock, p3 and zswap trees are worktrees of build/linux at pristine, at
+# the series' third zsmalloc commit, and at (or before) its zswap commit (same
+# content each time tree.sh re-applies it).
 case "$variant" in
-stock | p3*)
+stock | p3* | pre-zswap | zswap)
 	rev=pristine
-	if [ "$variant" != stock ]; then
+	if [ "$variant" = zswap ] || [ "$variant" = pre-zswap ]; then
+		rev=$(git -C "$BUILD/linux" log --format='%H %s' pristine..HEAD |
+			grep ' mm/zswap: ' | head -n 1 | cut -d' ' -f1)
+		[ -n "$rev" ] || die "the series has no zswap patch"
+		[ "$variant" = pre-zswap ] && rev=$(git -C "$BUILD/linux" rev-parse "$rev^")
+	elif [ "$variant" != stock ]; then
 		# The third zsmalloc patch: the series starts with zram fixes.
 		rev=$(git -C "$BUILD/linux" log --reverse --format='%H %s' pristine..HEAD |
 			grep ' mm/zsmalloc: ' | sed -n 3p | cut -d' ' -f1)
