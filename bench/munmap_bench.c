@@ -17,9 +17,10 @@
  * the fill: when the memory is really returned. -1 without
  * -s, and if it is not back within 60 s. The parent sleeps in waitpid() until
  * every process has unmapped and exited (the memory cannot be back sooner),
- * and only then polls that file every 200 us with pread(), so
- * its polling takes no CPU time from the munmaps, nor, with -c, from a
- * deferred free's worker on the other CPUs.
+ * and only then polls that file every 200 us (with pread(), or opening it
+ * again where it cannot be read at an offset), so its polling takes no CPU
+ * time from the munmaps, nor, with -c, from a deferred free's worker on the
+ * other CPUs.
  *
  * -c pins process i to CPU i modulo the number of CPUs (with P = 1, the one
  * process runs on CPU 0), and the parent to CPU 0. -d names the device in the

@@ -101,7 +101,8 @@ case "$variant" in
 stock | p3* | pre-zswap | zswap)
 	rev=pristine
 	if [ "$variant" = zswap ] || [ "$variant" = pre-zswap ]; then
-		rev=$(git -C "$BUILD/linux" log --format='%H %s' pristine..HEAD |
+		# The first zswap patch.
+		rev=$(git -C "$BUILD/linux" log --reverse --format='%H %s' pristine..HEAD |
 			grep ' mm/zswap: ' | head -n 1 | cut -d' ' -f1)
 		[ -n "$rev" ] || die "the series has no zswap patch"
 		[ "$variant" = pre-zswap ] && rev=$(git -C "$BUILD/linux" rev-parse "$rev^")

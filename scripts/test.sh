@@ -172,9 +172,10 @@ for arch in $SUPPORTED_ARCHES; do
 		# scratch disk, and a workload beyond RAM.
 		gate guest-arm64-hybrid "$TOP/scripts/qemu.sh" arm64 rzram_hybrid --label hybrid \
 			--timeout 900 --results "$R" --quiet || true
-		# Fault injection (every allocation on each path fails once), with
+		# Fault injection (every allocation on each path fails once; zswap's
+		# deferred free with its buffer pages failing at random), with
 		# kmemleak on, which the other boots leave off.
-		gate guest-arm64-faults "$TOP/scripts/qemu.sh" arm64 faults --label faults \
+		gate guest-arm64-faults "$TOP/scripts/qemu.sh" arm64 zswap_faults,faults --label faults \
 			--append kmemleak=on --timeout 900 --results "$R" --quiet || true
 		if gate boot-timeout bash "$TOP/tests/boot/timeout.sh" arm64; then
 			record PASS host:qemu-timeout

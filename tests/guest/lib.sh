@@ -84,7 +84,8 @@ run_held() {
 }
 
 # faults_setup: failslab and fail_page_alloc ready for failnth: sleeping and
-# highmem allocations may fail too, quietly; nothing fails until asked.
+# highmem allocations may fail too, quietly; nothing fails until asked (what
+# an earlier test left on is turned off).
 dbg=/sys/kernel/debug
 faults_setup() {
 	local a
@@ -93,6 +94,10 @@ faults_setup() {
 		[ -d $dbg/$a ] || fail "$dbg/$a missing: FAILSLAB and FAIL_PAGE_ALLOC are needed"
 		echo N >$dbg/$a/ignore-gfp-wait
 		echo 0 >$dbg/$a/verbose
+		# Nothing left on by a test before.
+		echo 0 >$dbg/$a/probability
+		echo -1 >$dbg/$a/times
+		echo N >$dbg/$a/task-filter
 	done
 	echo N >$dbg/fail_page_alloc/ignore-gfp-highmem
 	echo 0 >$dbg/fail_page_alloc/min-order
