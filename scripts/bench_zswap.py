@@ -99,7 +99,7 @@ def main():
         "munmap minus the floor's) that the zswap kernel removes, (stock - zswap) / "
         "(stock - floor).",
         "",
-        "| P | N (MB) | rounds | stock ms | pre-zswap ms | zswap ms | floor ms | "
+        "| P | N (MB) | zswap rounds | stock ms | pre-zswap ms | zswap ms | floor ms | "
         "zswap vs stock | zswap vs pre-zswap | removed |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]

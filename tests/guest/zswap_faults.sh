@@ -8,8 +8,9 @@
 # made from zs_deferred_grow(), fails half of them, so pushes find fewer
 # buffer pages and free their entries at once. On a fresh pool (compressor
 # change), processes filled and then killed, each a burst of invalidations,
-# while others swap in and out and verify:
-#   - failures were injected, and every page verified;
+# alternate with processes that swap back in, verify and exit, while two
+# others swap in and out and verify throughout:
+#   - failures were injected, and every page that is read back verified;
 #   - every push drained (CONFIG_ZSMALLOC_STAT's counters);
 #   - zswap's stored pages and pool size back to 0 after swapoff;
 #   - kmemleak finds nothing new.
@@ -62,8 +63,10 @@ grow=$(awk '$3 == "zs_deferred_grow" { print $1; exit }' /proc/kallsyms)
 [ -n "$grow" ] || fail "no zs_deferred_grow in /proc/kallsyms"
 end=$(awk -v g="$grow" '$1 > g { print $1 }' /proc/kallsyms | sort | head -n 1)
 [ -f $F/require-start ] || fail "no $F/require-start: FAULT_INJECTION_STACKTRACE_FILTER is needed"
-# Whatever happens, no faults and no zswap for the tests after this one.
-trap 'echo 0 >$F/probability; echo -1 >$F/times; echo 0 >$F/require-start; echo -1 >$F/require-end; echo N >$Z/enabled' EXIT
+# Whatever happens, no faults and no zswap for the tests after this one
+# (the filter's range back to its defaults, as read now).
+rs=$(cat $F/require-start) re=$(cat $F/require-end)
+trap 'echo 0 >$F/probability; echo -1 >$F/times; echo $rs >$F/require-start; echo $re >$F/require-end; echo N >$Z/enabled' EXIT
 echo "0x$grow" >$F/require-start || fail "require-start"
 echo "0x$end" >$F/require-end || fail "require-end"
 budget=1000000
@@ -79,7 +82,7 @@ killed_burst() {
 	local pid
 	rm -f /tmp/go.$1 /tmp/zf.h.$1
 	mkfifo /tmp/go.$1
-	memstress -H -m $((mem_mb / 6)) -r 25 -s "$1" -p </tmp/go.$1 >/tmp/zf.h.$1 2>&1 &
+	memstress -H -m $((mem_mb / 8)) -r 25 -s "$1" -p </tmp/go.$1 >/tmp/zf.h.$1 2>&1 &
 	pid=$!
 	exec 4>/tmp/go.$1
 	while ! grep -q 'memstress: filled' /tmp/zf.h.$1; do
@@ -93,13 +96,14 @@ killed_burst() {
 
 pids=
 for s in 2 3; do
-	memstress -m $((mem_mb / 4)) -r 25 -s $s -p -v 2 >/tmp/zf.$s 2>&1 &
+	memstress -m $((mem_mb / 8)) -r 25 -s $s -p -v 2 >/tmp/zf.$s 2>&1 &
 	pids="$pids $!"
 done
-for i in $(seq 6); do
+for i in $(seq 4); do
+	echo "step $i of 4: $(cat $F/times) failures left, deferred $(deferred)"
 	if [ $((i % 2)) = 0 ]; then
 		# This one swaps back in, verifies and exits by itself.
-		memstress -m $((mem_mb / 6)) -r 25 -s $((20 + i)) -p >/tmp/zf.x 2>&1 ||
+		memstress -m $((mem_mb / 8)) -r 25 -s $((20 + i)) -p >/tmp/zf.x 2>&1 ||
 			{ cat /tmp/zf.x; fail "memstress $i failed under fault injection"; }
 	else
 		killed_burst $((20 + i))
