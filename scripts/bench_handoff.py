@@ -12,19 +12,13 @@ the deferred free did (pushes, synchronous frees, buffer pages).
 
 Usage: bench_handoff.py --out FILE [--max-other X] BATCH=LOG...
 """
-import argparse
 import datetime
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_report as br  # noqa: E402
-
-
-def med(v, fmt="{:.1f}"):
-    return fmt.format(statistics.median(v)) if v else "-"
 
 
 def return_pairs(runs, dropped):
@@ -52,23 +46,11 @@ def return_pairs(runs, dropped):
 
 
 def main():
-    a = argparse.ArgumentParser()
-    a.add_argument("--out", required=True)
-    a.add_argument("--max-other", type=float, default=0.25)
-    a.add_argument("runs", nargs="+")
-    args = a.parse_args()
-    runs = [r.split("=", 1) for r in args.runs]
-    data, dropped, unmon = br.munmap(runs, args.max_other)
-    if not data:
-        sys.exit("bench_handoff: no munmap runs in the logs")
+    args, runs, data, dropped, unmon = br.munmap_logs("bench_handoff")
     batches = [b for b, _ in runs]
     pairs = return_pairs(runs, dropped)
     cells = sorted({(k[1], k[2]) for k in data})
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = br.head_commit()
     out = [
         "# The deferred free's batch: memory return by hand-off size",
         "",
@@ -102,9 +84,9 @@ def main():
             pr = pairs.get((b, p, n), [])
             ratio = br.fmt_ci(br.paired(pr)) if len(pr) > 1 else "-"
             out.append(
-                f"| {b} | {p} | {n} | {len(r['ms'])} | {med(z['ms'])} | {med(r['ms'])} | "
-                f"{med(z['ret'])} | {med(r['ret'])} | {ratio} | {med(r['pushed'], '{:.0f}')} | "
-                f"{med(r['sync'], '{:.0f}')} | {med(r.get('pages', []), '{:.0f}')} |")
+                f"| {b} | {p} | {n} | {len(r['ms'])} | {br.med(z['ms'])} | {br.med(r['ms'])} | "
+                f"{br.med(z['ret'])} | {br.med(r['ret'])} | {ratio} | {br.med(r['pushed'], '{:.0f}')} | "
+                f"{br.med(r['sync'], '{:.0f}')} | {br.med(r.get('pages', []), '{:.0f}')} |")
     if dropped:
         out += ["", f"{len(dropped)} runs dropped: the host used more than {args.max_other} "
                 "CPUs besides the guest during them."]

@@ -17,6 +17,8 @@ import os
 import random
 import re
 import statistics
+import subprocess
+import sys
 
 HZ = os.sysconf("SC_CLK_TCK")
 NAMES = {"stock:zram": "stock zram", "p3:zram": "zram, patches 1-3",
@@ -156,6 +158,35 @@ def munmap(runs, max_other):
                     current.setdefault("spare", []).append(v[4])
                 current = None
     return data, dropped, unmonitored
+
+
+def med(v, fmt="{:.1f}"):
+    """The median of v, formatted, or "-" for none."""
+    return fmt.format(statistics.median(v)) if v else "-"
+
+
+def head_commit():
+    """HEAD's short hash, or "unknown"."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def munmap_logs(prog):
+    """The command line of a report over munmap logs (--out FILE [--max-other X] KEY=LOG...):
+    (args, [(key, log)], data, dropped, unmonitored), as munmap() reads them."""
+    a = argparse.ArgumentParser(prog=prog)
+    a.add_argument("--out", required=True)
+    a.add_argument("--max-other", type=float, default=0.25)
+    a.add_argument("runs", nargs="+")
+    args = a.parse_args()
+    runs = [r.split("=", 1) for r in args.runs]
+    data, dropped, unmon = munmap(runs, args.max_other)
+    if not data:
+        sys.exit(f"{prog}: no munmap runs in the logs")
+    return args, runs, data, dropped, unmon
 
 
 DEFAULT_GRID = [(1, 64), (1, 256), (1, 1024), (2, 64), (2, 256), (2, 1024)]

@@ -14,12 +14,10 @@ minus the floor's) that the patch removes, and what the deferred free did.
 
 Usage: bench_zswap.py --out FILE [--max-other X] KERNEL=LOG...
 """
-import argparse
 import datetime
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,10 +25,6 @@ import bench_report as br  # noqa: E402
 
 ZSTATS = re.compile(r"bench-stats dev=(\S+) .*stored_pages=(\d+) written_back=(\d+) "
                     r"pool_limit_hit=(\d+)")
-
-
-def med(v, fmt="{:.1f}"):
-    return fmt.format(statistics.median(v)) if v else "-"
 
 
 def zswap_counters(runs):
@@ -61,22 +55,10 @@ def zswap_counters(runs):
 
 
 def main():
-    a = argparse.ArgumentParser()
-    a.add_argument("--out", required=True)
-    a.add_argument("--max-other", type=float, default=0.25)
-    a.add_argument("runs", nargs="+")
-    args = a.parse_args()
-    runs = [r.split("=", 1) for r in args.runs]
-    data, dropped, unmon = br.munmap(runs, args.max_other)
-    if not data:
-        sys.exit("bench_zswap: no munmap runs in the logs")
+    args, runs, data, dropped, unmon = br.munmap_logs("bench_zswap")
     zc = zswap_counters(runs)
     cells = sorted({(k[1], k[2]) for k in data})
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    commit = br.head_commit()
     boots = len(runs)
     out = [
         "# zswap: munmap() of swapped-out memory, stock against the series",
@@ -120,9 +102,9 @@ def main():
             if sm > fm:
                 rem = f"{100 * (sm - zm) / (sm - fm):.0f}%"
         summary.append((p, n, vs, rem))
-        out.append(f"| {p} | {n} | {len(z['ms'])} | {med(s['ms'])} | "
-                   f"{med(pre['ms']) if pre else '-'} | {med(z['ms'])} | "
-                   f"{med(fl['ms']) if fl else '-'} | {vs} | {vp} | {rem} |")
+        out.append(f"| {p} | {n} | {len(z['ms'])} | {br.med(s['ms'])} | "
+                   f"{br.med(pre['ms']) if pre else '-'} | {br.med(z['ms'])} | "
+                   f"{br.med(fl['ms']) if fl else '-'} | {vs} | {vp} | {rem} |")
     out += [
         "",
         "## Memory back, and what the deferred free did",
@@ -152,9 +134,9 @@ def main():
         c = zc.get(("zswap", p, n), {})
         wb = max((max(zc.get((k, p, n), {}).get("wb", [0]) or [0])
                   for k in ("stock", "pre-zswap", "zswap")), default=0)
-        out.append(f"| {p} | {n} | {med(s['ret'])} | {med(pre['ret']) if pre else '-'} | "
-                   f"{med(z['ret'])} | {ratio} | {med(z['pushed'], '{:.0f}')} | "
-                   f"{med(z['sync'], '{:.0f}')} | {med(z.get('pages', []), '{:.0f}')} | "
+        out.append(f"| {p} | {n} | {br.med(s['ret'])} | {br.med(pre['ret']) if pre else '-'} | "
+                   f"{br.med(z['ret'])} | {ratio} | {br.med(z['pushed'], '{:.0f}')} | "
+                   f"{br.med(z['sync'], '{:.0f}')} | {br.med(z.get('pages', []), '{:.0f}')} | "
                    f"{max(c.get('stored', [0]) or [0])} | {wb} |")
     if dropped:
         out += ["", f"{len(dropped)} runs dropped: the host used more than {args.max_other} "
