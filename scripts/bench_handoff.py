@@ -87,13 +87,7 @@ def main():
                 f"| {b} | {p} | {n} | {len(r['ms'])} | {br.med(z['ms'])} | {br.med(r['ms'])} | "
                 f"{br.med(z['ret'])} | {br.med(r['ret'])} | {ratio} | {br.med(r['pushed'], '{:.0f}')} | "
                 f"{br.med(r['sync'], '{:.0f}')} | {br.med(r.get('pages', []), '{:.0f}')} |")
-    if dropped:
-        out += ["", f"{len(dropped)} runs dropped: the host used more than {args.max_other} "
-                "CPUs besides the guest during them."]
-    if unmon:
-        out += ["", f"{unmon} runs had no host monitor samples."]
-    with open(args.out, "w") as f:
-        f.write("\n".join(out) + "\n")
+    br.write_report(args.out, out, dropped, unmon, args.max_other)
 
 
 if __name__ == "__main__":

@@ -189,6 +189,17 @@ def munmap_logs(prog):
     return args, runs, data, dropped, unmon
 
 
+def write_report(path, out, dropped, unmonitored, max_other):
+    """Write the lines out to path, with what was dropped or unmonitored."""
+    if dropped:
+        out += ["", f"{len(dropped)} runs dropped: the host used more than {max_other} "
+                "CPUs besides the guest during them."]
+    if unmonitored:
+        out += ["", f"{unmonitored} runs had no host monitor samples."]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 DEFAULT_GRID = [(1, 64), (1, 256), (1, 1024), (2, 64), (2, 256), (2, 1024)]
 GRID = re.compile(r"bench-grid (.+)")
 

@@ -138,13 +138,7 @@ def main():
                    f"{br.med(z['ret'])} | {ratio} | {br.med(z['pushed'], '{:.0f}')} | "
                    f"{br.med(z['sync'], '{:.0f}')} | {br.med(z.get('pages', []), '{:.0f}')} | "
                    f"{max(c.get('stored', [0]) or [0])} | {wb} |")
-    if dropped:
-        out += ["", f"{len(dropped)} runs dropped: the host used more than {args.max_other} "
-                "CPUs besides the guest during them."]
-    if unmon:
-        out += ["", f"{unmon} runs had no host monitor samples."]
-    with open(args.out, "w") as f:
-        f.write("\n".join(out) + "\n")
+    br.write_report(args.out, out, dropped, unmon, args.max_other)
     for p, n, vs, rem in summary:
         print(f"zswap P={p} N={n}: vs stock {vs}, removed {rem}")
 
