@@ -81,12 +81,17 @@ static double now_ms(void)
  */
 static long long mem_used(int fd, const char *path)
 {
+	static int reopen;
 	long long orig, compr, used;
 	char buf[512];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = -1;
 	int got;
 
-	if (n < 0 && errno == ESPIPE) {
+	if (!reopen) {
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		reopen = n < 0 && errno == ESPIPE;
+	}
+	if (reopen) {
 		int again = open(path, O_RDONLY);
 
 		if (again < 0)
