@@ -7,7 +7,7 @@
 # device for the written-back ones) and verifies it. A second, smaller run
 # pages everything out, writes it back, and swapoff brings it all back
 # intact. The smaller run with pages written back raw and compressed
-# (writeback_compressed); the run under pressure raw only, for time.
+# (compressed_writeback); the run under pressure raw only, for time.
 set -u
 . /tests/lib.sh
 
@@ -19,13 +19,13 @@ mem_mb=$(($(meminfo_kb MemTotal) / 1024))
 
 bd() { awk -v i="$1" '{ print $i }' "$SYS/bd_stat"; }
 
-# setup WC: the hybrid, with writeback_compressed WC.
+# setup WC: the hybrid, with compressed_writeback WC.
 setup() {
 	dev0_present
 	[ "$(cat "$SYS/initstate")" = 0 ] || dev_reset
 	fallocate -l "${mem_mb}M" /mnt/scratch/swapfile || fail "fallocate"
 	loop=$(losetup -f --show /mnt/scratch/swapfile) || fail "losetup"
-	echo "$1" >"$SYS/writeback_compressed" || fail "writeback_compressed $1"
+	echo "$1" >"$SYS/compressed_writeback" || fail "compressed_writeback $1"
 	echo "$loop" >"$SYS/backing_dev" || fail "backing_dev $loop"
 	echo "${mem_mb}M" >"$SYS/disksize" || fail "disksize"
 	mkswap "$BLK" >/dev/null || fail "mkswap"

@@ -10,8 +10,10 @@ use crate::{
         self, algorithm_name, algorithm_params, kstrtobool, kstrtou16, kstrtoul, kstrtoull,
         kstrtoull_base, memparse, recomp_algorithm, recompress, sysfs_streq, RecompressArgs,
     },
-    slots::{self, MAX_PRIO},
-    storage::{Recompress, Storage},
+    recompress::Recompress,
+    slots,
+    state::MAX_PRIO,
+    storage::Storage,
     writeback::Writeback,
 };
 use core::{fmt::Write, ops::Range, sync::atomic::Ordering};
@@ -129,7 +131,7 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 }
 
 /// `recompress`: recompresses stored pages with the secondary algorithms; see
-/// `Storage::recompress` and `parse::recompress`. `EINVAL` before `disksize`, for a threshold
+/// `Recompress::run` and `parse::recompress`. `EINVAL` before `disksize`, for a threshold
 /// not below the huge class size and for an algorithm that is not a secondary one; a priority
 /// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs,
 /// `EINVAL` if a reset came first.
@@ -148,14 +150,15 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 
 fn recompress_with(m: &Storage, args: &RecompressArgs<'_>) -> Result {
     let prios = recompress_prios(args.priority, args.algo, &m.algs)?;
-    m.recompress(&Recompress {
+    Recompress {
         idle: args.idle,
         huge: args.huge,
         threshold: args.threshold as usize,
         max_pages: args.max_pages,
         prio: prios.start,
         prio_max: prios.end,
-    })
+    }
+    .run(m)
 }
 
 /// The priorities `recompress` tries, from its `priority=` and `algo=`, as zram 6.12 takes them:
@@ -430,7 +433,7 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         ranges: &ranges,
         batch: rz.wb_batch.load(Ordering::Relaxed) as usize,
     };
-    let r = m.writeback(&wb, &rz.wb_limit);
+    let r = wb.run(&m, &rz.wb_limit);
     // Before the operation ends: a reset waiting for it then drops the memory (and closes the
     // backing device) itself.
     drop(m);
@@ -478,21 +481,20 @@ fn writeback_batch_size_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     Ok(())
 }
 
-fn writeback_compressed_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let on = rz.config.lock().wb_compressed;
+fn compressed_writeback_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
+    let on = rz.config.lock().compressed_writeback;
     emit(buf, format_args!("{}\n", u32::from(on)))
 }
 
-/// `writeback_compressed` (and its other name, `compressed_writeback`): write pages back as
-/// stored, compressed, and decompress them when read back, as zram since 7.0; a boolean
-/// (`kstrtobool`), `EBUSY` once initialised.
-fn writeback_compressed_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+/// `compressed_writeback`: write pages back as stored, compressed, and decompress them when read
+/// back, as zram since 7.0; a boolean (`kstrtobool`), `EBUSY` once initialised.
+fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let on = kstrtobool(input)?;
     let mut cfg = rz.config.lock();
     if rz.initialized() {
         return Err(EBUSY);
     }
-    cfg.wb_compressed = on;
+    cfg.compressed_writeback = on;
     Ok(())
 }
 
@@ -520,7 +522,7 @@ fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
 }
 
 /// The attributes in `/sys/block/<disk>/`.
-pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 24] = [
+pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 23] = [
     Attribute::wo(c_str!("compact"), compact_store),
     Attribute::rw(c_str!("disksize"), disksize_show, disksize_store),
     Attribute::ro(c_str!("initstate"), initstate_show),
@@ -553,14 +555,9 @@ pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 24] = [
         writeback_batch_size_store,
     ),
     Attribute::rw(
-        c_str!("writeback_compressed"),
-        writeback_compressed_show,
-        writeback_compressed_store,
-    ),
-    Attribute::rw(
         c_str!("compressed_writeback"),
-        writeback_compressed_show,
-        writeback_compressed_store,
+        compressed_writeback_show,
+        compressed_writeback_store,
     ),
     Attribute::ro(c_str!("bd_stat"), bd_stat_show),
     Attribute::rw(

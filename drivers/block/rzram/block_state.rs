@@ -3,7 +3,7 @@
 //! debugfs `block_state`: one line per stored page, in the format of zram's
 //! (`CONFIG_ZRAM_MEMORY_TRACKING`), at `/sys/kernel/debug/<rzram or zram>/<disk>/block_state`.
 
-use crate::{device::Rzram, slots, slots::State};
+use crate::{device::Rzram, slots, state::State};
 use core::fmt::{self, Write};
 use kernel::{debugfs::Records, error::code::*, prelude::*, sync::Arc};
 

@@ -17,11 +17,10 @@
 //! take a reference (everything else); `disksize` and reset replace it under `config`, and a
 //! reset waits for an RCU grace period before it drops the old storage.
 
-use crate::{slots::MAX_PRIO, storage::Storage, writeback::WbLimit};
+use crate::{config::Config, storage::Storage, writeback::WbLimit};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::{
-    block::{bdev::BdevClaim, bio::Disk},
-    compress::{Algorithm, Params},
+    block::bio::Disk,
     error::code::*,
     new_mutex,
     prelude::*,
@@ -31,37 +30,9 @@ use kernel::{
     },
 };
 
-/// The algorithm of a new or reset device, as zram's default.
-pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
-
 /// The number of writebacks `writeback` keeps in flight unless `writeback_batch_size` says
 /// otherwise, as zram.
 pub(crate) const DEFAULT_WB_BATCH: u32 = 32;
-
-/// What the next `disksize` will use: the algorithms by priority (0, the primary one, always
-/// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters; the backing device
-/// and whether pages are written back compressed.
-pub(crate) struct Config {
-    pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
-    pub(crate) params: [Params; MAX_PRIO],
-    /// The backing device of `backing_dev`, opened exclusively: the claim goes with the
-    /// configuration (a reset gives the device up before it returns, as zram's does).
-    pub(crate) backing: Option<BdevClaim>,
-    /// `writeback_compressed`.
-    pub(crate) wb_compressed: bool,
-}
-
-impl Default for Config {
-    /// zram's default algorithm, with its default parameters, and no secondary ones.
-    fn default() -> Self {
-        Config {
-            algs: [Some(DEFAULT_ALGORITHM), None, None, None],
-            params: [Params::default(); MAX_PRIO],
-            backing: None,
-            wb_compressed: false,
-        }
-    }
-}
 
 /// [`Rzram::claim`] states: nobody has claimed the device.
 const FREE: u8 = 0;

@@ -7,9 +7,18 @@
 //! `Documentation/admin-guide/blockdev/rzram.rst`.
 //!
 //! This file is the module: its parameters and the control class with `hot_add` and
-//! `hot_remove`. A device's state and lifecycle are in `device.rs`, its bio handling in `io.rs`,
-//! its sysfs attributes in `attrs.rs`, its compressed memory in `storage.rs`, the slot table in
-//! `slots.rs`, the statistics in `stats.rs` and the sysfs parsers in `parse.rs`.
+//! `hot_remove`. The other files, each using only those listed before it:
+//!
+//! - `parse.rs`: the sysfs parsers; `stats.rs`: the statistics; `state.rs`: a slot's state in
+//!   its lock word; `bitmaps.rs`: the backing device's blocks in use and the stale slots;
+//! - `slots.rs`: the slot table; `config.rs`: what `disksize` initialises with; `streams.rs`:
+//!   a CPU's compression streams; `swap_free.rs`: swap's frees, deferred;
+//! - `storage.rs`: a device's compressed memory, pages in and out (its KUnit tests in
+//!   `storage_tests.rs`);
+//! - `recompress.rs`: recompression; `writeback.rs`: writeback to a backing device and reads
+//!   back from it;
+//! - `device.rs`: a device's state and lifecycle; `io.rs`: its bios; `attrs.rs`: its sysfs
+//!   attributes; `block_state.rs`: its `block_state` debugfs file.
 //!
 //! # Lock order
 //!
@@ -17,14 +26,22 @@
 //! comes before every lock of a device (`device.rs`).
 
 mod attrs;
+mod bitmaps;
 #[cfg(CONFIG_DEBUG_FS)]
 mod block_state;
+mod config;
 mod device;
 mod io;
 mod parse;
+mod recompress;
 mod slots;
+mod state;
 mod stats;
 mod storage;
+#[cfg(CONFIG_RZRAM_KUNIT_TEST)]
+mod storage_tests;
+mod streams;
+mod swap_free;
 mod writeback;
 
 use core::fmt::Write;
@@ -42,9 +59,10 @@ use kernel::{
     sysfs::{Attribute, SysfsBuf},
 };
 
-/// The module's declaration; `$alias` is the `alias:` entry of compat builds.
+/// The module's declaration; `[$alias]` is the `alias:` entry of compat builds, `$test_params`
+/// the parameters of test builds.
 macro_rules! rzram_module {
-    ($($alias:tt)*) => {
+    ([$($alias:tt)*] $($test_params:tt)*) => {
         module! {
             type: RzramModule,
             name: "rzram",
@@ -61,20 +79,37 @@ macro_rules! rzram_module {
                     default: cfg!(CONFIG_BLK_DEV_RZRAM_COMPAT),
                     description: "Devices zram<N>, class zram-control (no C zram)",
                 },
-                lockdep_selftest: bool {
-                    default: false,
-                    description: "Provoke a lockdep report on the slot lock (tests)",
-                },
+                $($test_params)*
             },
         }
     };
 }
 
+/// [`rzram_module`] with the test-only parameter `lockdep_selftest` if
+/// `CONFIG_RZRAM_LOCKDEP_SELFTEST` is set.
+#[cfg(CONFIG_RZRAM_LOCKDEP_SELFTEST)]
+macro_rules! rzram_module_for_this_build {
+    ($alias:tt) => {
+        rzram_module!($alias
+            lockdep_selftest: bool {
+                default: false,
+                description: "Provoke a lockdep report on the slot lock (tests)",
+            },
+        );
+    };
+}
+#[cfg(not(CONFIG_RZRAM_LOCKDEP_SELFTEST))]
+macro_rules! rzram_module_for_this_build {
+    ($alias:tt) => {
+        rzram_module!($alias);
+    };
+}
+
 // A compat build answers to `modprobe zram`.
 #[cfg(CONFIG_BLK_DEV_RZRAM_COMPAT)]
-rzram_module!(alias: ["zram"],);
+rzram_module_for_this_build!([alias: ["zram"],]);
 #[cfg(not(CONFIG_BLK_DEV_RZRAM_COMPAT))]
-rzram_module!();
+rzram_module_for_this_build!([]);
 
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
@@ -224,6 +259,7 @@ impl kernel::Module for RzramModule {
         for _ in 0..num_devices {
             this.control.add()?;
         }
+        #[cfg(CONFIG_RZRAM_LOCKDEP_SELFTEST)]
         if *module_parameters::lockdep_selftest.value() {
             lockdep_selftest()?;
         }
@@ -237,22 +273,17 @@ impl kernel::Module for RzramModule {
     }
 }
 
-/// `rzram.lockdep_selftest=1`: takes a slot lock and a compression stream in the documented order,
-/// then inverted, so that lockdep reports the inversion (the test of the slot lock's lockdep
-/// annotation). Without lockdep there is nothing to provoke.
+/// `rzram.lockdep_selftest=1` (`CONFIG_RZRAM_LOCKDEP_SELFTEST`, a test build's): takes a slot
+/// lock and a compression stream in the documented order, then inverted, so that lockdep reports
+/// the inversion (the test of the slot lock's lockdep annotation).
+#[cfg(CONFIG_RZRAM_LOCKDEP_SELFTEST)]
 fn lockdep_selftest() -> Result {
-    if !cfg!(CONFIG_PROVE_LOCKING) {
-        pr_warn!("lockdep_selftest=1 ignored: this kernel has no lockdep\n");
-        return Ok(());
-    }
-    #[cfg(CONFIG_PROVE_LOCKING)]
     storage::Storage::new(
         c_str!("rzram_lockdep"),
         16 * PAGE_SIZE as u64,
-        device::DEFAULT_ALGORITHM,
+        config::DEFAULT_ALGORITHM,
     )?
-    .invert_lock_order()?;
-    Ok(())
+    .invert_lock_order()
 }
 
 impl Drop for RzramModule {
@@ -300,7 +331,7 @@ mod tests {
     /// `prio + 1` on 32-bit; zram's `u32` arithmetic wraps there, and tries nothing.
     #[test]
     fn recompress_priorities() {
-        use crate::{attrs::recompress_prios as prios, slots::MAX_PRIO};
+        use crate::{attrs::recompress_prios as prios, state::MAX_PRIO};
         use kernel::compress::Algorithm::{Lz4hc, LzoRle, Zstd};
         let algs = [Some(LzoRle), Some(Zstd), None, Some(Lz4hc)];
         kunit_expect_eq!(prios(None, None, &algs), Ok(1..MAX_PRIO));

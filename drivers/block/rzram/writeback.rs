@@ -4,7 +4,7 @@
 //!
 //! `writeback` picks the candidate pages (idle, huge, incompressible, or given by index), takes
 //! them largest first as `recompress` does, and writes each to a block of the backing device of
-//! its own: the page decompressed, or as stored (`writeback_compressed`). Up to
+//! its own: the page decompressed, or as stored (`compressed_writeback`). Up to
 //! `writeback_batch_size` writes are in flight at once ([`WriteQueue`]); each completion is
 //! handled as soon as the submitter needs its room, and the rest at the end.
 //!
@@ -35,10 +35,7 @@
 //! checks afterwards, under the lock, that the slot still holds that block, and starts again if
 //! not.
 
-use crate::{
-    slots::State,
-    storage::{Comp, Storage},
-};
+use crate::{state::State, storage::Storage};
 use core::{
     ops::Range,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
@@ -124,16 +121,16 @@ struct Tag {
     charged: u64,
 }
 
-impl Storage {
+impl Writeback<'_> {
     /// Writes the candidate pages of `wb` back to the backing device, largest first; see the
     /// module's documentation. `ENODEV` without a backing device. Stops with `EIO` when the
     /// `writeback_limit` is spent and with `ENOSPC` when the backing device is full; a failed
     /// write leaves its page in memory, the others go on, and the last error is returned, as
     /// zram does.
-    pub(crate) fn writeback(&self, wb: &Writeback<'_>, limit: &WbLimit) -> Result {
-        let t = &*self.table;
-        let file = self.backing.as_ref().ok_or(ENODEV)?;
-        let buckets = self.candidates(wb.ranges, |st| wb.eligible(st))?;
+    pub(crate) fn run(&self, storage: &Storage, limit: &WbLimit) -> Result {
+        let t = storage.table();
+        let file = storage.backing().ok_or(ENODEV)?;
+        let buckets = storage.candidates(self.ranges, |st| self.eligible(st))?;
         let mut queue = WriteQueue::<Tag>::new(file)?;
         let mut buf = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
         let mut ret = Ok(());
@@ -141,9 +138,9 @@ impl Storage {
             for &index in bucket.iter() {
                 let index = index as usize;
                 // Room for one more write: completions first.
-                while queue.in_flight() >= wb.batch.max(1) {
+                while queue.in_flight() >= self.batch.max(1) {
                     if let Some(c) = queue.wait_one() {
-                        self.writeback_done(c, limit, &mut ret);
+                        done(storage, c, limit, &mut ret);
                     }
                 }
                 let Some(charged) = limit.take() else {
@@ -155,7 +152,7 @@ impl Storage {
                     ret = Err(ENOSPC);
                     break 'pages;
                 };
-                let len = match self.writeback_prepare(index, wb, &mut buf) {
+                let len = match self.prepare(storage, index, &mut buf) {
                     Ok(Some(len)) => len,
                     Ok(None) => {
                         // No longer a candidate.
@@ -176,7 +173,7 @@ impl Storage {
                     charged,
                 };
                 if let Err(e) = queue.submit(block, &buf[..len], tag) {
-                    self.writeback_cancel(index);
+                    cancel(storage, index);
                     t.release_block(block);
                     limit.give_back(charged);
                     ret = Err(e);
@@ -185,154 +182,111 @@ impl Storage {
             }
         }
         while let Some(c) = queue.wait_one() {
-            self.writeback_done(c, limit, &mut ret);
+            done(storage, c, limit, &mut ret);
         }
         ret
     }
 
     /// Copies page `index` into `buf` for its writeback and marks it `UNDER_WB`, if it is still a
     /// candidate; returns the length to write (a page, or the compressed size with
-    /// `writeback_compressed`), or `None` if it is no longer a candidate.
-    fn writeback_prepare(
-        &self,
-        index: usize,
-        wb: &Writeback<'_>,
-        buf: &mut [u8],
-    ) -> Result<Option<usize>> {
-        let mut g = self.table.slots.lock(index).ok_or(EIO)?;
+    /// `compressed_writeback`), or `None` if it is no longer a candidate.
+    fn prepare(&self, storage: &Storage, index: usize, buf: &mut [u8]) -> Result<Option<usize>> {
+        let mut g = storage.table().slots.lock(index).ok_or(EIO)?;
         let st = State::of(&g);
         // A slot swap freed waits for its deferred free.
-        if !g.has_object() || !wb.eligible(st) || self.table.is_stale(&g) {
+        if !g.has_object() || !self.eligible(st) || storage.table().is_stale(&g) {
             return Ok(None);
         }
         let size = st.size();
-        if self.wb_compressed || size == PAGE_SIZE {
+        if storage.compressed_writeback() || size == PAGE_SIZE {
             buf.get_mut(..size)
                 .ok_or(EIO)?
                 .copy_from_slice(&g.map_read(size)?);
         } else {
-            let n = self.streams.with(|c: &mut Comp| {
-                let obj = g.map_read(size)?;
-                c.stream(st.prio())?.decompress(&obj, buf)
-            })?;
-            if n != PAGE_SIZE {
-                return Err(EIO);
-            }
+            storage
+                .streams()
+                .with(|c| c.decompress_page(st.prio(), &g.map_read(size)?, buf))?;
         }
         st.under_wb().set(&mut g);
-        Ok(Some(if self.wb_compressed { size } else { PAGE_SIZE }))
+        Ok(Some(if storage.compressed_writeback() {
+            size
+        } else {
+            PAGE_SIZE
+        }))
     }
+}
 
-    /// Clears the `UNDER_WB` mark of a page whose write was not submitted.
-    fn writeback_cancel(&self, index: usize) {
-        if let Some(mut g) = self.table.slots.lock(index) {
-            let st = State::of(&g);
-            if st.is_under_wb() {
-                st.without_wb().set(&mut g);
-            }
+/// Clears the `UNDER_WB` mark of a page whose write was not submitted.
+fn cancel(storage: &Storage, index: usize) {
+    if let Some(mut g) = storage.table().slots.lock(index) {
+        let st = State::of(&g);
+        if st.is_under_wb() {
+            st.without_wb().set(&mut g);
         }
     }
+}
 
-    /// Handles a completed write: commits the block to the page if the page is unchanged, and
-    /// releases it otherwise; a failed write keeps the page in memory and sets `ret`.
-    fn writeback_done(&self, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result) {
-        let t = &*self.table;
-        let Tag {
-            index,
-            block,
-            charged,
-        } = c.tag;
-        if let Err(e) = c.result {
-            self.writeback_cancel(index);
+/// Handles a completed write: commits the block to the page if the page is unchanged, and
+/// releases it otherwise; a failed write keeps the page in memory and sets `ret`.
+fn done(storage: &Storage, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result) {
+    let t = storage.table();
+    let Tag {
+        index,
+        block,
+        charged,
+    } = c.tag;
+    if let Err(e) = c.result {
+        cancel(storage, index);
+        t.release_block(block);
+        // A failed write does not count against the limit, as in zram.
+        limit.give_back(charged);
+        *ret = Err(e);
+        return;
+    }
+    t.stats.bd_writes.inc();
+    let Some(mut g) = t.slots.lock(index) else {
+        t.release_block(block);
+        return;
+    };
+    let st = State::of(&g);
+    if !st.is_under_wb() || t.is_stale(&g) || !g.has_object() {
+        // Written, freed or recompressed since (which cleared the mark), or freed by swap
+        // (its deferred free empties the slot): the block holds nothing of it.
+        if st.is_under_wb() {
+            st.without_wb().set(&mut g);
+        }
+        drop(g);
+        t.release_block(block);
+        return;
+    }
+    let size = st.size();
+    let (stored, prio) = if storage.compressed_writeback() && size < PAGE_SIZE {
+        (size, st.prio())
+    } else {
+        (PAGE_SIZE, 0)
+    };
+    // The block index fits in a word: the blocks in use do (`storage::backing_blocks`).
+    let old = match usize::try_from(block)
+        .map_err(|_| EIO)
+        .and_then(|w| g.replace(Contents::Word(w)))
+    {
+        Ok(old) => old,
+        Err(e) => {
+            // Not reached: a word is always accepted, and the block fits in one. The page
+            // stays in memory.
+            st.without_wb().set(&mut g);
+            drop(g);
             t.release_block(block);
-            // A failed write does not count against the limit, as in zram.
-            limit.give_back(charged);
             *ret = Err(e);
             return;
         }
-        t.stats.bd_writes.inc();
-        let Some(mut g) = t.slots.lock(index) else {
-            t.release_block(block);
-            return;
-        };
-        let st = State::of(&g);
-        if !st.is_under_wb() || t.is_stale(&g) || !g.has_object() {
-            // Written, freed or recompressed since (which cleared the mark), or freed by swap
-            // (its deferred free empties the slot): the block holds nothing of it.
-            if st.is_under_wb() {
-                st.without_wb().set(&mut g);
-            }
-            drop(g);
-            t.release_block(block);
-            return;
-        }
-        let size = st.size();
-        let (stored, prio) = if self.wb_compressed && size < PAGE_SIZE {
-            (size, st.prio())
-        } else {
-            (PAGE_SIZE, 0)
-        };
-        // The block index fits in a word: the blocks in use do (`storage::backing_blocks`).
-        let old = match usize::try_from(block)
-            .map_err(|_| EIO)
-            .and_then(|w| g.replace(Contents::Word(w)))
-        {
-            Ok(old) => old,
-            Err(e) => {
-                // Not reached: a word is always accepted, and the block fits in one. The page
-                // stays in memory.
-                st.without_wb().set(&mut g);
-                drop(g);
-                t.release_block(block);
-                *ret = Err(e);
-                return;
-            }
-        };
-        // The access time stays: the page can be marked idle by age after it comes back.
-        State::written_back(stored, prio).set(&mut g);
-        t.stats.compr_data_size.sub(size as u64);
-        if st.is_huge() {
-            t.stats.huge_pages.dec();
-        }
-        // Freed under the slot lock, as a write frees the old contents.
-        drop(old);
+    };
+    // The access time stays: the page can be marked idle by age after it comes back.
+    State::written_back(stored, prio).set(&mut g);
+    t.stats.compr_data_size.sub(size as u64);
+    if st.is_huge() {
+        t.stats.huge_pages.dec();
     }
-
-    /// Reads written-back page `index`, in block `block`, into `dst` (a page), and decompresses
-    /// it if it was written compressed. Returns `false` if the slot no longer holds that block
-    /// once the read is done (it was freed or rewritten meanwhile): the caller starts again.
-    pub(crate) fn read_written_back(
-        &self,
-        index: usize,
-        block: u64,
-        dst: &mut [u8],
-    ) -> Result<bool> {
-        let t = &*self.table;
-        let file = self.backing.as_ref().ok_or(EIO)?;
-        t.stats.bd_reads.inc();
-        file.read_page(block, dst)?;
-        let st = {
-            let g = t.slots.lock(index).ok_or(EIO)?;
-            let st = State::of(&g);
-            if !st.is_wb() || g.word().and_then(|w| u64::try_from(w).ok()) != Some(block) {
-                return Ok(false);
-            }
-            st
-        };
-        let size = st.size();
-        if size == PAGE_SIZE {
-            return Ok(true);
-        }
-        // Written compressed: decompress from a copy.
-        let mut src = KVec::with_capacity(size, GFP_NOIO)?;
-        src.extend_from_slice(dst.get(..size).ok_or(EIO)?, GFP_NOIO)?;
-        let n = self
-            .streams
-            .with(|c: &mut Comp| c.stream(st.prio())?.decompress(&src, dst))?;
-        if n == PAGE_SIZE {
-            Ok(true)
-        } else {
-            Err(EIO)
-        }
-    }
+    // Freed under the slot lock, as a write frees the old contents.
+    drop(old);
 }
