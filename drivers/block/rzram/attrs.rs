@@ -16,7 +16,7 @@ use crate::{
     storage::Storage,
     writeback::Writeback,
 };
-use core::{fmt::Write, ops::Range, sync::atomic::Ordering};
+use core::{fmt::Write, num::NonZeroU32, ops::Range};
 use kernel::{
     block::{
         bdev::BdevFile,
@@ -32,12 +32,15 @@ use kernel::{
     sysfs::{Attribute, SysfsBuf},
 };
 
+/// What zram logs when an algorithm is set on an initialised device.
+const ALGORITHM_BUSY: &str = "Can't change algorithm for initialized device";
+
 fn emit(buf: &mut SysfsBuf<'_>, args: core::fmt::Arguments<'_>) -> Result {
     buf.write_fmt(args).map_err(|_| EINVAL)
 }
 
 fn disksize_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let size = rz.storage().map_or(0, |m| m.disksize);
+    let size = rz.storage().map_or(0, |m| m.disksize());
     emit(buf, format_args!("{size}\n"))
 }
 
@@ -46,19 +49,7 @@ fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
     if size == 0 {
         return Err(EINVAL);
     }
-    let cfg = rz.config.lock();
-    if rz.initialized() {
-        pr_info!("Cannot change disksize for initialized device\n");
-        return Err(EBUSY);
-    }
-    let size = size
-        .checked_next_multiple_of(PAGE_SIZE as u64)
-        .ok_or(ENOMEM)?;
-    let storage = Storage::with_config(d.name(), size, &cfg)?;
-    // Not initialised (checked under `config`): nothing to wait for, nothing replaced.
-    drop(rz.storage.replace(Some(storage)));
-    d.set_capacity(size / 512);
-    Ok(())
+    rz.init(d, size)
 }
 
 fn initstate_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
@@ -75,14 +66,6 @@ fn reset_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
     Ok(())
 }
 
-/// The algorithms by priority: those of the initialised device, or those configured.
-fn algorithms(rz: &Rzram) -> [Option<Algorithm>; MAX_PRIO] {
-    match rz.storage() {
-        Some(m) => m.algs,
-        None => rz.config.lock().algs,
-    }
-}
-
 /// Every algorithm, `cur` in brackets, as zram lists them.
 fn emit_algorithms(buf: &mut SysfsBuf<'_>, cur: Option<Algorithm>) -> Result {
     for a in Algorithm::ALL {
@@ -96,13 +79,13 @@ fn emit_algorithms(buf: &mut SysfsBuf<'_>, cur: Option<Algorithm>) -> Result {
 }
 
 fn comp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    emit_algorithms(buf, algorithms(rz)[0])
+    emit_algorithms(buf, rz.algorithms()[0])
 }
 
 /// `recomp_algorithm`: for each secondary algorithm, `#<priority>: ` and the list of
 /// `comp_algorithm`.
 fn recomp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    for (prio, a) in algorithms(rz).into_iter().enumerate().skip(1) {
+    for (prio, a) in rz.algorithms().into_iter().enumerate().skip(1) {
         if a.is_some() {
             emit(buf, format_args!("#{prio}: "))?;
             emit_algorithms(buf, a)?;
@@ -121,13 +104,7 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         .filter(|p| (1..MAX_PRIO).contains(p))
         .ok_or(EINVAL)?;
     let alg = algorithm(name)?;
-    let mut cfg = rz.config.lock();
-    if rz.initialized() {
-        pr_info!("Can't change algorithm for initialized device\n");
-        return Err(EBUSY);
-    }
-    cfg.algs[prio] = Some(alg);
-    Ok(())
+    rz.configure(Some(ALGORITHM_BUSY), |cfg| cfg.set_algorithm(prio, alg))
 }
 
 /// `recompress`: recompresses stored pages with the secondary algorithms; see
@@ -138,7 +115,7 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let args = recompress(input)?;
     let m = rz.storage().ok_or(EINVAL)?;
-    if args.threshold >= m.table.pool.huge_class_size() as u64 {
+    if args.threshold >= m.pool().huge_class_size() as u64 {
         return Err(EINVAL);
     }
     let _pp = rz.post_processing(&m)?;
@@ -149,7 +126,7 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 }
 
 fn recompress_with(m: &Storage, args: &RecompressArgs<'_>) -> Result {
-    let prios = recompress_prios(args.priority, args.algo, &m.algs)?;
+    let prios = recompress_prios(args.priority, args.algo, &m.algorithms())?;
     Recompress {
         idle: args.idle,
         huge: args.huge,
@@ -203,13 +180,7 @@ fn algorithm(name: &[u8]) -> Result<Algorithm> {
 
 fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let alg = algorithm(input)?;
-    let mut cfg = rz.config.lock();
-    if rz.initialized() {
-        pr_info!("Can't change algorithm for initialized device\n");
-        return Err(EBUSY);
-    }
-    cfg.algs[0] = Some(alg);
-    Ok(())
+    rz.configure(Some(ALGORITHM_BUSY), |cfg| cfg.set_algorithm(0, alg))
 }
 
 /// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next `disksize`:
@@ -225,50 +196,24 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// `deflate.winbits=` window is checked by the next `disksize` (9 to 15, or -15 to -9).
 fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let p = algorithm_params(input)?;
-    let mut cfg = rz.config.lock();
-    if rz.initialized() {
-        return Err(EBUSY);
-    }
-    // The priority: given (configured), or that of the first algorithm called `algo`, or 0.
-    let by_prio = match p.priority {
-        Some(prio) => Some(
-            usize::try_from(prio)
-                .ok()
-                .filter(|&i| cfg.algs.get(i).is_some_and(Option::is_some))
-                .ok_or(EINVAL)?,
-        ),
-        None => None,
-    };
-    let by_algo = match p.algo {
-        Some(name) => Some(
-            cfg.algs
-                .iter()
-                .position(|a| a.is_some_and(|a| a.name().as_bytes() == name))
-                .ok_or(EINVAL)?,
-        ),
-        None => None,
-    };
-    if let (Some(a), Some(b)) = (by_prio, by_algo) {
-        if a != b {
+    rz.configure(None, |cfg| {
+        let prio = cfg.params_priority(p.priority, p.algo)?;
+        if p.dict.is_some() {
+            // zram's errno for a dictionary it cannot load.
+            pr_info!("dict=: rzram does not load compression dictionaries\n");
             return Err(EINVAL);
         }
-    }
-    let prio = by_prio.or(by_algo).unwrap_or(0);
-    if p.dict.is_some() {
-        // zram's errno for a dictionary it cannot load.
-        pr_info!("dict=: rzram does not load compression dictionaries\n");
-        return Err(EINVAL);
-    }
-    cfg.params[prio] = Params {
-        level: p.level,
-        deflate_winbits: p.deflate_winbits,
-    };
-    Ok(())
+        let params = Params {
+            level: p.level,
+            deflate_winbits: p.deflate_winbits,
+        };
+        cfg.set_params(prio, params)
+    })
 }
 
 fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let shift = PAGE_SIZE.trailing_zeros();
-    let limit = rz.limit_pages.load(Ordering::Relaxed) << shift;
+    let limit = rz.limit_pages() << shift;
     let Some(m) = rz.storage() else {
         return emit(
             buf,
@@ -278,8 +223,8 @@ fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
             ),
         );
     };
-    let s = &m.table.stats;
-    let pool = &m.table.pool;
+    let s = m.stats();
+    let pool = m.pool();
     emit(
         buf,
         format_args!(
@@ -299,7 +244,7 @@ fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 
 fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let (r, w, n) = rz.storage().map_or((0, 0, 0), |m| {
-        let s = &m.table.stats;
+        let s = m.stats();
         (
             s.failed_reads.get(),
             s.failed_writes.get(),
@@ -310,17 +255,14 @@ fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 }
 
 fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let stall = rz.storage().map_or(0, |m| m.table.stats.writestall.get());
+    let stall = rz.storage().map_or(0, |m| m.stats().writestall.get());
     // miss_free: 0. rzram's notify takes no slot lock, unlike zram's, which counts there the
     // notifies that found the slot locked.
     emit(buf, format_args!("version: 1\n{stall:8} {:8}\n", 0))
 }
 
 fn compact_store(rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
-    let _cfg = rz.config.lock();
-    let m = rz.storage().ok_or(EINVAL)?;
-    m.table.pool.compact();
-    Ok(())
+    rz.compact()
 }
 
 fn mem_limit_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
@@ -328,9 +270,7 @@ fn mem_limit_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     if !parsed {
         return Err(EINVAL);
     }
-    let _cfg = rz.config.lock();
-    let pages = limit.div_ceil(PAGE_SIZE as u64);
-    rz.limit_pages.store(pages, Ordering::Relaxed);
+    rz.set_limit_pages(limit.div_ceil(PAGE_SIZE as u64));
     Ok(())
 }
 
@@ -339,13 +279,7 @@ fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         Ok(0) => {}
         _ => return Err(EINVAL),
     }
-    let _cfg = rz.config.lock();
-    if let Some(m) = rz.storage() {
-        m.table
-            .stats
-            .max_used_pages
-            .set(m.table.pool.total_pages() as u64);
-    }
+    rz.reset_max_used();
     Ok(())
 }
 
@@ -370,14 +304,15 @@ fn idle_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 
 /// `backing_dev`: the path of the backing device, or `none`.
 fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let cfg = rz.config.lock();
-    let Some(file) = cfg.backing.as_ref() else {
-        return emit(buf, format_args!("none\n"));
-    };
     let mut path = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
-    // The bytes as they are, as zram shows them.
-    buf.write_bytes(file.path(&mut path)?);
-    emit(buf, format_args!("\n"))
+    rz.with_config(|cfg| {
+        let Some(file) = cfg.backing() else {
+            return emit(buf, format_args!("none\n"));
+        };
+        // The bytes as they are, as zram shows them.
+        buf.write_bytes(file.path(&mut path)?);
+        emit(buf, format_args!("\n"))
+    })
 }
 
 /// `backing_dev`: opens the block device at the path written (up to a NUL, without a trailing
@@ -386,23 +321,21 @@ fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 /// device is in use, ...), `ENOTBLK` for a file that is not a block device, `EINVAL` for an
 /// empty device.
 fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let mut cfg = rz.config.lock();
-    if rz.initialized() {
-        pr_info!("Can't setup backing device for initialized device\n");
-        return Err(EBUSY);
-    }
-    let name = parse::path(input);
-    let mut path = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
-    path.extend_from_slice(name, GFP_KERNEL)?;
-    path.push(0, GFP_KERNEL)?;
-    let path = CStr::from_bytes_with_nul(&path)?;
-    let file = BdevFile::open(path)?;
-    if file.nr_pages() == 0 {
-        return Err(EINVAL);
-    }
-    cfg.backing = Some(file);
-    pr_info!("setup backing device {}\n", path);
-    Ok(())
+    let busy = "Can't setup backing device for initialized device";
+    rz.configure(Some(busy), |cfg| {
+        let name = parse::path(input);
+        let mut path = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
+        path.extend_from_slice(name, GFP_KERNEL)?;
+        path.push(0, GFP_KERNEL)?;
+        let path = CStr::from_bytes_with_nul(&path)?;
+        let file = BdevFile::open(path)?;
+        if file.nr_pages() == 0 {
+            return Err(EINVAL);
+        }
+        cfg.set_backing(file);
+        pr_info!("setup backing device {}\n", path);
+        Ok(())
+    })
 }
 
 /// `writeback`: writes pages back to the backing device; see `parse::writeback` for the forms
@@ -413,7 +346,7 @@ fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let args = parse::writeback(input)?;
     let m = rz.storage().ok_or(EINVAL)?;
-    let pages = m.table.slots.len();
+    let pages = m.pages();
     let mut ranges = KVec::new();
     for &(lo, hi, err) in args.ranges.iter() {
         let (lo, hi) = match (usize::try_from(lo), usize::try_from(hi)) {
@@ -431,9 +364,9 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         huge: args.huge,
         incompressible: args.incompressible,
         ranges: &ranges,
-        batch: rz.wb_batch.load(Ordering::Relaxed) as usize,
+        batch: rz.wb_batch() as usize,
     };
-    let r = wb.run(&m, &rz.wb_limit);
+    let r = wb.run(&m, rz.wb_limit());
     // Before the operation ends: a reset waiting for it then drops the memory (and closes the
     // backing device) itself.
     drop(m);
@@ -441,31 +374,31 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 }
 
 fn writeback_limit_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let l = rz.wb_limit.limit.load(Ordering::Relaxed);
+    let l = rz.wb_limit().limit();
     emit(buf, format_args!("{l}\n"))
 }
 
 /// `writeback_limit`: how much may be written back while the limit is enabled, in 4 KiB units.
 fn writeback_limit_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let l = kstrtoull(input).map_err(|_| EINVAL)?;
-    rz.wb_limit.limit.store(l, Ordering::Relaxed);
+    rz.wb_limit().set_limit(l);
     Ok(())
 }
 
 fn writeback_limit_enable_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let on = rz.wb_limit.enabled.load(Ordering::Relaxed);
+    let on = rz.wb_limit().enabled();
     emit(buf, format_args!("{}\n", u32::from(on)))
 }
 
 /// `writeback_limit_enable`: a number, not 0 to enable, as zram.
 fn writeback_limit_enable_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let on = kstrtoull(input).map_err(|_| EINVAL)? != 0;
-    rz.wb_limit.enabled.store(on, Ordering::Relaxed);
+    rz.wb_limit().set_enabled(on);
     Ok(())
 }
 
 fn writeback_batch_size_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let b = rz.wb_batch.load(Ordering::Relaxed);
+    let b = rz.wb_batch();
     emit(buf, format_args!("{b}\n"))
 }
 
@@ -473,16 +406,16 @@ fn writeback_batch_size_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> R
 /// for 0 or anything but a number that fits 32 bits.
 fn writeback_batch_size_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let b = kstrtoull(input).map_err(|_| EINVAL)?;
-    let b = u32::try_from(b).map_err(|_| EINVAL)?;
-    if b == 0 {
-        return Err(EINVAL);
-    }
-    rz.wb_batch.store(b, Ordering::Relaxed);
+    let b = u32::try_from(b)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .ok_or(EINVAL)?;
+    rz.set_wb_batch(b);
     Ok(())
 }
 
 fn compressed_writeback_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let on = rz.config.lock().compressed_writeback;
+    let on = rz.with_config(|cfg| cfg.compressed_writeback());
     emit(buf, format_args!("{}\n", u32::from(on)))
 }
 
@@ -490,12 +423,10 @@ fn compressed_writeback_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> R
 /// back, as zram since 7.0; a boolean (`kstrtobool`), `EBUSY` once initialised.
 fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let on = kstrtobool(input)?;
-    let mut cfg = rz.config.lock();
-    if rz.initialized() {
-        return Err(EBUSY);
-    }
-    cfg.compressed_writeback = on;
-    Ok(())
+    rz.configure(None, |cfg| {
+        cfg.set_compressed_writeback(on);
+        Ok(())
+    })
 }
 
 /// `bd_stat`: the backing device's blocks in use, pages read from it and pages written to it,
@@ -503,7 +434,7 @@ fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 fn bd_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let four_k = (PAGE_SIZE / 4096) as u64;
     let (c, r, w) = rz.storage().map_or((0, 0, 0), |m| {
-        let s = &m.table.stats;
+        let s = m.stats();
         (s.bd_count.get(), s.bd_reads.get(), s.bd_writes.get())
     });
     emit(

@@ -16,6 +16,14 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::prelude::*;
 
+/// The blocks of a backing device of `nr_pages` pages that writeback may use: all of them, but
+/// no more than a slot's word can index, since a written-back page's slot holds its block's
+/// index. Only a 32-bit kernel with a backing device of 16 TiB (of 4 KiB pages) or more leaves
+/// blocks unused (C zram truncates the page count to `unsigned long` there).
+pub(crate) fn backing_blocks(nr_pages: u64) -> u64 {
+    nr_pages.min(u64::try_from(usize::MAX).unwrap_or(u64::MAX))
+}
+
 /// `n` words, all bits clear. Fails with `ENOMEM`, without a warning, if memory is short.
 fn zeroed_words(n: usize) -> Result<KVVec<AtomicU64>> {
     let mut words = KVVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
@@ -242,5 +250,25 @@ impl Iterator for StaleSlots {
         let b = self.bits.trailing_zeros() as usize;
         self.bits &= self.bits - 1;
         Some(self.base + b)
+    }
+}
+
+#[cfg(CONFIG_RZRAM_KUNIT_TEST)]
+#[kunit_tests(rzram_bitmaps)]
+mod tests {
+    use super::*;
+    use kernel::{kunit_expect, kunit_expect_eq};
+
+    /// A written-back page's slot holds its block's index in a word: every block writeback may
+    /// use fits in one, on 32-bit too with a backing device of 16 TiB or more.
+    #[test]
+    fn backing_block_indices() {
+        kunit_expect_eq!(backing_blocks(0), 0);
+        kunit_expect_eq!(backing_blocks(70), 70);
+        for pages in [1 << 32, (1 << 32) + 1, u64::MAX] {
+            let n = backing_blocks(pages);
+            kunit_expect!(n != 0 && usize::try_from(n - 1).is_ok());
+            kunit_expect_eq!(n == pages, usize::BITS == 64);
+        }
     }
 }

@@ -7,6 +7,8 @@ use crate::state::MAX_PRIO;
 use kernel::{
     block::bdev::BdevClaim,
     compress::{Algorithm, Params},
+    error::code::*,
+    prelude::*,
 };
 
 /// The algorithm of a new or reset device, as zram's default.
@@ -16,13 +18,13 @@ pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
 /// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters; the backing device
 /// and whether pages are written back compressed.
 pub(crate) struct Config {
-    pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
-    pub(crate) params: [Params; MAX_PRIO],
+    algs: [Option<Algorithm>; MAX_PRIO],
+    params: [Params; MAX_PRIO],
     /// The backing device of `backing_dev`, opened exclusively: the claim goes with the
     /// configuration (a reset gives the device up before it returns, as zram's does).
-    pub(crate) backing: Option<BdevClaim>,
+    backing: Option<BdevClaim>,
     /// `compressed_writeback`.
-    pub(crate) compressed_writeback: bool,
+    compressed_writeback: bool,
 }
 
 impl Default for Config {
@@ -34,5 +36,82 @@ impl Default for Config {
             backing: None,
             compressed_writeback: false,
         }
+    }
+}
+
+impl Config {
+    /// The algorithms by priority.
+    pub(crate) fn algorithms(&self) -> [Option<Algorithm>; MAX_PRIO] {
+        self.algs
+    }
+
+    /// Sets the algorithm of priority `prio` (0, the primary one, to 3); `EINVAL` past that.
+    pub(crate) fn set_algorithm(&mut self, prio: usize, alg: Algorithm) -> Result {
+        *self.algs.get_mut(prio).ok_or(EINVAL)? = Some(alg);
+        Ok(())
+    }
+
+    /// The parameters of the algorithm of priority `prio`; the defaults past the last.
+    pub(crate) fn params(&self, prio: usize) -> Params {
+        self.params.get(prio).copied().unwrap_or_default()
+    }
+
+    /// The priority `algorithm_params` applies to, from its `priority=` and `algo=`: the
+    /// priority given, whose algorithm must be configured, or that of the first algorithm called
+    /// `algo`, or 0 without either. `EINVAL` for a priority with no algorithm, a name no
+    /// algorithm has, and a priority and a name of different algorithms.
+    pub(crate) fn params_priority(
+        &self,
+        priority: Option<i32>,
+        algo: Option<&[u8]>,
+    ) -> Result<usize> {
+        let by_prio = match priority {
+            Some(prio) => Some(
+                usize::try_from(prio)
+                    .ok()
+                    .filter(|&i| self.algs.get(i).is_some_and(Option::is_some))
+                    .ok_or(EINVAL)?,
+            ),
+            None => None,
+        };
+        let by_algo = match algo {
+            Some(name) => Some(
+                self.algs
+                    .iter()
+                    .position(|a| a.is_some_and(|a| a.name().as_bytes() == name))
+                    .ok_or(EINVAL)?,
+            ),
+            None => None,
+        };
+        match (by_prio, by_algo) {
+            (Some(a), Some(b)) if a != b => Err(EINVAL),
+            _ => Ok(by_prio.or(by_algo).unwrap_or(0)),
+        }
+    }
+
+    /// Sets the parameters of the algorithm of priority `prio`; `EINVAL` past the last.
+    pub(crate) fn set_params(&mut self, prio: usize, params: Params) -> Result {
+        *self.params.get_mut(prio).ok_or(EINVAL)? = params;
+        Ok(())
+    }
+
+    /// The backing device, if one is set.
+    pub(crate) fn backing(&self) -> Option<&BdevClaim> {
+        self.backing.as_ref()
+    }
+
+    /// Sets the backing device, giving up the one set before.
+    pub(crate) fn set_backing(&mut self, backing: BdevClaim) {
+        self.backing = Some(backing);
+    }
+
+    /// Whether pages are to be written back compressed.
+    pub(crate) fn compressed_writeback(&self) -> bool {
+        self.compressed_writeback
+    }
+
+    /// Sets whether pages are to be written back compressed.
+    pub(crate) fn set_compressed_writeback(&mut self, on: bool) {
+        self.compressed_writeback = on;
     }
 }

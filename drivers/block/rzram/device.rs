@@ -17,12 +17,17 @@
 //! take a reference (everything else); `disksize` and reset replace it under `config`, and a
 //! reset waits for an RCU grace period before it drops the old storage.
 
-use crate::{config::Config, storage::Storage, writeback::WbLimit};
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use crate::{config::Config, state::MAX_PRIO, storage::Storage, writeback::WbLimit};
+use core::{
+    num::NonZeroU32,
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering},
+};
 use kernel::{
-    block::bio::Disk,
+    block::{bio::Disk, SECTOR_SHIFT},
+    compress::Algorithm,
     error::code::*,
     new_mutex,
+    page::PAGE_SIZE,
     prelude::*,
     sync::{
         rcu::{self, RcuArc},
@@ -46,27 +51,27 @@ const REMOVAL: u8 = 2;
 pub(crate) struct Rzram {
     /// The memory of the initialised device; `None` until `disksize` is written. Replaced only
     /// under `config`.
-    pub(crate) storage: RcuArc<Storage>,
+    storage: RcuArc<Storage>,
     /// Serialises configuration (`disksize`, `reset`, `comp_algorithm`, `algorithm_params`,
     /// `mem_limit`); holds the algorithm and parameters the next `disksize` will use.
     #[pin]
-    pub(crate) config: Mutex<Config>,
+    config: Mutex<Config>,
     /// The pool limit in pages from `mem_limit`; 0 for none.
-    pub(crate) limit_pages: AtomicU64,
+    limit_pages: AtomicU64,
     /// Who has claimed the device: [`FREE`], [`RESET`] or [`REMOVAL`]. Opens fail with `EBUSY`
     /// unless it is free.
     claim: AtomicU8,
     /// Set while a post-processing operation (`recompress`, `writeback`) runs: another fails
     /// with `EAGAIN`.
-    pub(crate) post_processing: AtomicBool,
+    post_processing: AtomicBool,
     /// Held by the post-processing operation under way, so that a reset waits for it, as zram's
     /// does.
     #[pin]
-    pub(crate) pp_lock: Mutex<()>,
+    pp_lock: Mutex<()>,
     /// `writeback_limit` and `writeback_limit_enable`; kept across resets, as zram.
-    pub(crate) wb_limit: WbLimit,
+    wb_limit: WbLimit,
     /// `writeback_batch_size`: the writebacks kept in flight; never 0.
-    pub(crate) wb_batch: AtomicU32,
+    wb_batch: AtomicU32,
 }
 
 /// A post-processing operation under way; see [`Rzram::post_processing`].
@@ -103,9 +108,105 @@ impl Rzram {
         self.storage.get_arc()
     }
 
+    /// The device's memory if it is initialised, for as long as `guard` is held (a bio's
+    /// path, `io.rs`).
+    pub(crate) fn storage_rcu<'a>(&'a self, guard: &'a rcu::Guard) -> Option<&'a Storage> {
+        self.storage.get(guard)
+    }
+
     /// Whether the device is initialised (has storage). Stable while `config` is held.
     pub(crate) fn initialized(&self) -> bool {
         self.storage.get(&rcu::read_lock()).is_some()
+    }
+
+    /// Runs `f` on the configuration the next `disksize` uses, unless the device is initialised:
+    /// `EBUSY` then, after logging `busy`, if given, as zram logs it.
+    pub(crate) fn configure<T>(
+        &self,
+        busy: Option<&str>,
+        f: impl FnOnce(&mut Config) -> Result<T>,
+    ) -> Result<T> {
+        let mut cfg = self.config.lock();
+        if self.initialized() {
+            if let Some(msg) = busy {
+                pr_info!("{msg}\n");
+            }
+            return Err(EBUSY);
+        }
+        f(&mut cfg)
+    }
+
+    /// Returns what `f` reads of the configuration, under its mutex.
+    pub(crate) fn with_config<T>(&self, f: impl FnOnce(&Config) -> T) -> T {
+        f(&self.config.lock())
+    }
+
+    /// `disksize`: initialises the device with a disk of `size` bytes (rounded up to a whole
+    /// page) and the configuration's algorithms, parameters and backing device. `EBUSY` if it
+    /// is initialised, `ENOMEM` for a size too large, an algorithm's error for its parameters.
+    pub(crate) fn init(&self, disk: &Disk, size: u64) -> Result {
+        self.configure(
+            Some("Cannot change disksize for initialized device"),
+            |cfg| {
+                let size = size
+                    .checked_next_multiple_of(PAGE_SIZE as u64)
+                    .ok_or(ENOMEM)?;
+                let storage = Storage::with_config(disk.name(), size, cfg)?;
+                // Not initialised (checked under `config`): nothing to wait for, nothing replaced.
+                drop(self.storage.replace(Some(storage)));
+                disk.set_capacity(size >> SECTOR_SHIFT);
+                Ok(())
+            },
+        )
+    }
+
+    /// The algorithms by priority: those of the initialised device, or those configured.
+    pub(crate) fn algorithms(&self) -> [Option<Algorithm>; MAX_PRIO] {
+        match self.storage() {
+            Some(m) => m.algorithms(),
+            None => self.config.lock().algorithms(),
+        }
+    }
+
+    /// The pool limit of `mem_limit`, in pages; 0 for none.
+    pub(crate) fn limit_pages(&self) -> u64 {
+        self.limit_pages.load(Ordering::Relaxed)
+    }
+
+    /// `mem_limit`: sets the pool limit, in pages (0 for none), under the configuration mutex.
+    pub(crate) fn set_limit_pages(&self, pages: u64) {
+        let _cfg = self.config.lock();
+        self.limit_pages.store(pages, Ordering::Relaxed);
+    }
+
+    /// `compact`: compacts the pool; `EINVAL` before `disksize`.
+    pub(crate) fn compact(&self) -> Result {
+        let _cfg = self.config.lock();
+        self.storage().ok_or(EINVAL)?.pool().compact();
+        Ok(())
+    }
+
+    /// `mem_used_max`: resets the pool's peak to its size now, if initialised.
+    pub(crate) fn reset_max_used(&self) {
+        let _cfg = self.config.lock();
+        if let Some(m) = self.storage() {
+            m.stats().max_used_pages.set(m.pool().total_pages() as u64);
+        }
+    }
+
+    /// `writeback_limit` and `writeback_limit_enable`.
+    pub(crate) fn wb_limit(&self) -> &WbLimit {
+        &self.wb_limit
+    }
+
+    /// `writeback_batch_size`: the writes `writeback` keeps in flight.
+    pub(crate) fn wb_batch(&self) -> u32 {
+        self.wb_batch.load(Ordering::Relaxed)
+    }
+
+    /// Sets the writes `writeback` keeps in flight.
+    pub(crate) fn set_wb_batch(&self, batch: NonZeroU32) {
+        self.wb_batch.store(batch.get(), Ordering::Relaxed);
     }
 
     /// Whether the device is claimed (by a reset or a removal): opens then fail with `EBUSY`.

@@ -19,17 +19,20 @@ use crate::{
     device::Rzram,
     storage::{ReadOutcome, Storage, WriteOutcome},
 };
-use core::{ops::Range, sync::atomic::Ordering};
+use core::ops::Range;
 use kernel::{
-    block::bio::{dir, Bio, Data, Op, Operations, Segment},
+    block::{
+        bio::{dir, Bio, Data, Op, Operations, Segment},
+        SECTOR_SHIFT,
+    },
     error::code::*,
     page::PAGE_SIZE,
     prelude::*,
     sync::{rcu, Arc},
 };
 
-/// Sectors (512 bytes) per page.
-const SECTORS_PER_PAGE: u64 = (PAGE_SIZE / 512) as u64;
+/// Sectors per page.
+const SECTORS_PER_PAGE: u64 = (PAGE_SIZE >> SECTOR_SHIFT) as u64;
 
 /// Calls `f(segment, offset in the segment, page index, byte range in the page)` for each part of
 /// the bio's data that lies in one page of the device: a segment lies within one page of memory
@@ -43,11 +46,11 @@ fn for_each_page<D>(
         let mut done = 0;
         while done < seg.bytes() {
             let index = (sector / SECTORS_PER_PAGE) as usize;
-            let offset = ((sector % SECTORS_PER_PAGE) * 512) as usize;
+            let offset = ((sector % SECTORS_PER_PAGE) << SECTOR_SHIFT) as usize;
             let n = (seg.bytes() - done).min(PAGE_SIZE - offset);
             f(seg, done, index, offset..offset + n)?;
             done += n;
-            sector += (n / 512) as u64;
+            sector += (n >> SECTOR_SHIFT) as u64;
         }
         Ok(())
     })
@@ -83,7 +86,7 @@ impl<'d> Held<'d> {
     fn get(&self) -> Option<&Storage> {
         match (&self.arc, &self.rcu) {
             (Some(arc), _) => Some(arc),
-            (None, Some(guard)) => self.dev.storage.get(guard),
+            (None, Some(guard)) => self.dev.storage_rcu(guard),
             (None, None) => None,
         }
     }
@@ -158,7 +161,7 @@ fn discard(storage: &Storage, sector: u64, size: u32) {
     let first = (sector / SECTORS_PER_PAGE) as usize;
     for index in first..first + size as usize / PAGE_SIZE {
         storage.free_page(index);
-        storage.table.stats.notify_free.inc();
+        storage.stats().notify_free.inc();
     }
 }
 
@@ -175,9 +178,11 @@ impl Operations for Rzram {
     fn submit_bio(&self, mut bio: Bio) {
         let mut held = Held::new(self);
         let (sector, size) = (bio.sector(), bio.size());
-        let end = sector + u64::from(size) / 512;
+        let end = sector + (u64::from(size) >> SECTOR_SHIFT);
         let misaligned = sector % SECTORS_PER_PAGE != 0 || size as usize % PAGE_SIZE != 0;
-        let in_range = held.get().is_some_and(|s| end <= s.disksize / 512);
+        let in_range = held
+            .get()
+            .is_some_and(|s| end <= s.disksize() >> SECTOR_SHIFT);
         let r = if !in_range || misaligned {
             Err(EIO)
         } else {
@@ -186,16 +191,16 @@ impl Operations for Rzram {
                     data.start_io_acct();
                     read(&mut held, &mut data).inspect_err(|_| {
                         if let Some(s) = held.get() {
-                            s.table.stats.failed_reads.inc();
+                            s.stats().failed_reads.inc();
                         }
                     })
                 }
                 Op::Write(mut data) => {
                     data.start_io_acct();
-                    let limit = self.limit_pages.load(Ordering::Relaxed);
+                    let limit = self.limit_pages();
                     write(&mut held, &mut data, limit).inspect_err(|_| {
                         if let Some(s) = held.get() {
-                            s.table.stats.failed_writes.inc();
+                            s.stats().failed_writes.inc();
                         }
                     })
                 }
@@ -228,13 +233,13 @@ impl Operations for Rzram {
     /// Swap freed the page at `slot`.
     ///
     /// Runs in atomic context under swap's lock, once per page of an exiting process: no lock
-    /// and no counter here (see `Storage::notify_free`). May race with reads and writes of the
+    /// and no counter here (see `SwapFreeQueue::notify`). May race with reads and writes of the
     /// same page, with the deferred free's drain, and with sysfs reads. Never races with a reset
     /// (swap holds the device open), and the storage is reached in the RCU read-side critical
     /// section that swap's lock makes of the call (`guard`) anyway, so it outlives this call
     /// whatever happens.
     fn swap_slot_free_notify(&self, slot: usize, guard: &rcu::Guard) {
-        let Some(storage) = self.storage.get(guard) else {
+        let Some(storage) = self.storage_rcu(guard) else {
             return;
         };
         storage.notify_free(slot);

@@ -29,6 +29,7 @@ mod attrs;
 mod bitmaps;
 #[cfg(CONFIG_DEBUG_FS)]
 mod block_state;
+mod candidates;
 mod config;
 mod device;
 mod io;
@@ -274,16 +275,27 @@ impl kernel::Module for RzramModule {
 }
 
 /// `rzram.lockdep_selftest=1` (`CONFIG_RZRAM_LOCKDEP_SELFTEST`, a test build's): takes a slot
-/// lock and a compression stream in the documented order, then inverted, so that lockdep reports
-/// the inversion (the test of the slot lock's lockdep annotation).
+/// lock and then a CPU's compression stream, the documented order (a read does it), then the
+/// stream and then a slot lock, so that lockdep reports the inversion: the test of the slot
+/// lock's lockdep annotation. The report turns lockdep off for the rest of the boot.
 #[cfg(CONFIG_RZRAM_LOCKDEP_SELFTEST)]
 fn lockdep_selftest() -> Result {
-    storage::Storage::new(
+    let storage = storage::Storage::new(
         c_str!("rzram_lockdep"),
         16 * PAGE_SIZE as u64,
         config::DEFAULT_ALGORITHM,
-    )?
-    .invert_lock_order()
+    )?;
+    let mut page = KVec::from_elem(0x5au8, PAGE_SIZE, GFP_KERNEL)?;
+    let mut out = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
+    // Compressible but not same-filled, so that the read takes the stream under the slot lock.
+    page[0] = 1;
+    storage.write_page(0, &page, 0)?;
+    storage.read_page(0, &mut out)?;
+    pr_info!("lockdep self-test: inverted order: stream, then slot lock\n");
+    storage.streams().with(|_| {
+        drop(storage.table().slots.lock(0));
+        Ok(())
+    })
 }
 
 impl Drop for RzramModule {

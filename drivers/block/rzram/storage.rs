@@ -13,13 +13,14 @@
 //! (`swap_free.rs`).
 
 use crate::{
+    bitmaps::backing_blocks,
     config::Config,
     slots::{self, Table},
     state::{State, MAX_PRIO},
+    stats::Stats,
     streams::{Compressed, Streams},
     swap_free::SwapFreeQueue,
 };
-use core::ops::Range;
 use kernel::{
     block::bdev::{BdevClaim, BdevFile},
     compress::Algorithm,
@@ -41,28 +42,17 @@ use kernel::{
 /// uses it in an RCU read-side critical section, or holds a reference once a page must sleep
 /// (`io.rs`), so a reset never frees memory that a bio is using.
 pub(crate) struct Storage {
-    pub(crate) table: Arc<Table>,
+    table: Arc<Table>,
     swap_frees: SwapFreeQueue,
     streams: LocalLocked<Streams>,
     /// The algorithms by priority, as configured at initialisation.
-    pub(crate) algs: [Option<Algorithm>; MAX_PRIO],
-    pub(crate) disksize: u64,
+    algs: [Option<Algorithm>; MAX_PRIO],
+    disksize: u64,
     /// The backing device, as configured at initialisation; its blocks are the table's.
-    pub(crate) backing: Option<ARef<BdevFile>>,
+    backing: Option<ARef<BdevFile>>,
     /// Pages are written back compressed (`compressed_writeback`).
-    pub(crate) compressed_writeback: bool,
+    compressed_writeback: bool,
 }
-
-/// The blocks of a backing device of `nr_pages` pages that writeback may use: all of them, but
-/// no more than a slot's word can index, since a written-back page's slot holds its block's
-/// index. Only a 32-bit kernel with a backing device of 16 TiB (of 4 KiB pages) or more leaves
-/// blocks unused (C zram truncates the page count to `unsigned long` there).
-pub(crate) fn backing_blocks(nr_pages: u64) -> u64 {
-    nr_pages.min(u64::try_from(usize::MAX).unwrap_or(u64::MAX))
-}
-
-/// The size range of a bucket of recompression candidates.
-pub(crate) const BUCKET_BYTES: usize = 64;
 
 /// What a read that must not sleep did ([`Storage::try_read_page`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +90,7 @@ impl Storage {
     #[cfg(any(CONFIG_RZRAM_LOCKDEP_SELFTEST, CONFIG_RZRAM_KUNIT_TEST))]
     pub(crate) fn new(name: &CStr, disksize: u64, alg: Algorithm) -> Result<Arc<Storage>> {
         let mut cfg = Config::default();
-        cfg.algs[0] = Some(alg);
+        cfg.set_algorithm(0, alg)?;
         Self::with_config(name, disksize, &cfg)
     }
 
@@ -114,7 +104,7 @@ impl Storage {
             return Err(ENOMEM);
         }
         let pool = Arc::new(Pool::new(name)?, GFP_KERNEL)?;
-        let backing_pages = backing_blocks(cfg.backing.as_ref().map_or(0, |f| f.nr_pages()));
+        let backing_pages = backing_blocks(cfg.backing().map_or(0, |f| f.nr_pages()));
         // Allocated with vmalloc(), quietly: its size comes from user space.
         let table = Arc::new(Table::new(pool.clone(), pages, backing_pages)?, GFP_KERNEL)?;
         let swap_frees = SwapFreeQueue::new(pool, table.clone())?;
@@ -126,10 +116,10 @@ impl Storage {
                 table,
                 swap_frees,
                 streams,
-                algs: cfg.algs,
+                algs: cfg.algorithms(),
                 disksize,
-                backing: cfg.backing.as_ref().map(BdevClaim::file),
-                compressed_writeback: cfg.compressed_writeback,
+                backing: cfg.backing().map(BdevClaim::file),
+                compressed_writeback: cfg.compressed_writeback(),
             },
             GFP_KERNEL,
         )?)
@@ -138,6 +128,31 @@ impl Storage {
     /// The slot table.
     pub(crate) fn table(&self) -> &Table {
         &self.table
+    }
+
+    /// The size of the disk, in bytes: a whole number of pages.
+    pub(crate) fn disksize(&self) -> u64 {
+        self.disksize
+    }
+
+    /// The number of pages of the disk.
+    pub(crate) fn pages(&self) -> usize {
+        self.table.slots.len()
+    }
+
+    /// The algorithms by priority, as configured at initialisation.
+    pub(crate) fn algorithms(&self) -> [Option<Algorithm>; MAX_PRIO] {
+        self.algs
+    }
+
+    /// The pool the pages are stored in.
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.table.pool
+    }
+
+    /// The statistics.
+    pub(crate) fn stats(&self) -> &Stats {
+        &self.table.stats
     }
 
     /// The backing device, if one was configured at initialisation.
@@ -429,47 +444,6 @@ impl Storage {
         }
     }
 
-    /// The post-processing candidates among the slots of `ranges`: those whose state satisfies
-    /// `eligible` and that hold a page of some size, in buckets of 64 bytes by size, as zram since
-    /// 6.13 (the last bucket has the largest pages), each bucket in index order. A slot is a
-    /// candidate once, however many ranges hold it: an operation visits each page once, so a
-    /// mark it leaves on a page (`UNDER_WB`) is its own. The states are snapshots: each candidate
-    /// is checked again under its lock.
-    pub(crate) fn candidates(
-        &self,
-        ranges: &[Range<usize>],
-        eligible: impl Fn(State) -> bool,
-    ) -> Result<KVec<KVec<u32>>> {
-        let t = &*self.table;
-        let mut buckets = KVec::new();
-        for _ in 0..=PAGE_SIZE / BUCKET_BYTES {
-            buckets.push(KVec::<u32>::new(), GFP_KERNEL)?;
-        }
-        let mut seen = KVVec::from_elem(0u64, t.slots.len().div_ceil(64), GFP_KERNEL)?;
-        for r in ranges {
-            for index in r.clone() {
-                let Some(st) = State::snapshot(&t.slots, index) else {
-                    break;
-                };
-                let Some(w) = seen.get_mut(index / 64) else {
-                    break;
-                };
-                let bit = 1u64 << (index % 64);
-                if *w & bit != 0 {
-                    continue;
-                }
-                *w |= bit;
-                if st.size() != 0 && eligible(st) {
-                    if let Some(b) = buckets.get_mut(st.size() / BUCKET_BYTES) {
-                        // Slot indices fit in `u32` (`Storage::new`).
-                        b.push(index as u32, GFP_KERNEL)?;
-                    }
-                }
-            }
-        }
-        Ok(buckets)
-    }
-
     /// Empties page `index`.
     pub(crate) fn free_page(&self, index: usize) {
         if let Some(mut g) = self.table.slots.lock(index) {
@@ -495,25 +469,5 @@ impl Storage {
     #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
     pub(crate) fn swap_frees(&self) -> &SwapFreeQueue {
         &self.swap_frees
-    }
-
-    /// Takes a slot lock and then this CPU's stream, the documented order (a read does it), then
-    /// the stream and then a slot lock: lockdep must report the inversion, which shows that it
-    /// tracks the slot locks. For the lockdep self-test boot of a test build only
-    /// (`rzram.lockdep_selftest=1`): the report turns lockdep off for the rest of the boot.
-    #[cfg(CONFIG_RZRAM_LOCKDEP_SELFTEST)]
-    pub(crate) fn invert_lock_order(&self) -> Result {
-        let mut page = KVec::from_elem(0x5au8, PAGE_SIZE, GFP_KERNEL)?;
-        let mut out = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
-        // Compressible but not same-filled, so that the read takes the stream under the slot
-        // lock.
-        page[0] = 1;
-        self.write_page(0, &page, 0)?;
-        self.read_page(0, &mut out)?;
-        pr_info!("lockdep self-test: inverted order: stream, then slot lock\n");
-        self.streams.with(|_| {
-            drop(self.table.slots.lock(0));
-            Ok(())
-        })
     }
 }

@@ -4,15 +4,39 @@
 //! memory limit, recompression, idle marking and the swap notify, on storage made as `disksize`
 //! makes it.
 
+use kernel::{page::PAGE_SIZE, prelude::*};
+
+/// A page of `f(i)` at each offset `i`.
+pub(crate) fn page(mut f: impl FnMut(usize) -> u8) -> Result<KVec<u8>> {
+    let mut v = KVec::with_capacity(PAGE_SIZE, GFP_KERNEL)?;
+    for i in 0..PAGE_SIZE {
+        v.push(f(i), GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+/// A page of pseudo-random bytes, which no algorithm compresses.
+pub(crate) fn random_page() -> Result<KVec<u8>> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    page(|_| {
+        // SplitMix64.
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) as u8
+    })
+}
+
 #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
 #[kernel::prelude::kunit_tests(rzram_storage)]
 mod tests {
+    use super::{page, random_page};
     use crate::{
         config::Config,
-        recompress::Recompress,
         slots,
-        state::{State, MAX_PRIO},
-        storage::{backing_blocks, ReadOutcome, Storage, WriteOutcome, BUCKET_BYTES},
+        state::State,
+        storage::{ReadOutcome, Storage, WriteOutcome},
     };
     use kernel::{c_str, compress::Params, kunit_expect, kunit_expect_eq};
     use kernel::{
@@ -21,40 +45,6 @@ mod tests {
         page::PAGE_SIZE,
         prelude::*,
     };
-
-    fn page(mut f: impl FnMut(usize) -> u8) -> Result<KVec<u8>> {
-        let mut v = KVec::with_capacity(PAGE_SIZE, GFP_KERNEL)?;
-        for i in 0..PAGE_SIZE {
-            v.push(f(i), GFP_KERNEL)?;
-        }
-        Ok(v)
-    }
-
-    /// A page of pseudo-random bytes, which no algorithm compresses.
-    fn random_page() -> Result<KVec<u8>> {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        page(|_| {
-            // SplitMix64.
-            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) as u8
-        })
-    }
-
-    /// A written-back page's slot holds its block's index in a word: every block writeback may
-    /// use fits in one, on 32-bit too with a backing device of 16 TiB or more.
-    #[test]
-    fn backing_block_indices() {
-        kunit_expect_eq!(backing_blocks(0), 0);
-        kunit_expect_eq!(backing_blocks(70), 70);
-        for pages in [1 << 32, (1 << 32) + 1, u64::MAX] {
-            let n = backing_blocks(pages);
-            kunit_expect!(n != 0 && usize::try_from(n - 1).is_ok());
-            kunit_expect_eq!(n == pages, usize::BITS == 64);
-        }
-    }
 
     #[test]
     fn same_fill_detection() -> Result {
@@ -111,7 +101,7 @@ mod tests {
                 storage.read_page(i, &mut out)?;
                 assert!(out == *p);
             }
-            let s = &storage.table.stats;
+            let s = &storage.stats();
             assert_eq!(s.pages_stored.get(), 4);
             assert_eq!(s.same_pages.get(), 1);
             assert_eq!(s.huge_pages.get(), 1);
@@ -123,7 +113,7 @@ mod tests {
             }
             assert_eq!(s.pages_stored.get(), 0);
             assert_eq!(s.compr_data_size.get(), 0);
-            assert_eq!(storage.table.pool.total_pages(), 0);
+            assert_eq!(storage.pool().total_pages(), 0);
         }
         Ok(())
     }
@@ -141,11 +131,11 @@ mod tests {
         let (a, b) = (random_page()?, page(|i| (i * 7) as u8 ^ 0x5a)?);
         // A huge page takes a pool page of its own: the first fits a limit of one page.
         storage.write_page(0, &a, 1)?;
-        let s = &storage.table.stats;
+        let s = &storage.stats();
         assert_eq!(s.max_used_pages.get(), 1);
         assert_eq!(storage.write_page(1, &random_page()?, 1), Err(ENOMEM));
         assert_eq!(s.max_used_pages.get(), 2);
-        assert_eq!(storage.table.pool.total_pages(), 1);
+        assert_eq!(storage.pool().total_pages(), 1);
         assert_eq!(s.pages_stored.get(), 1);
         // Nothing stored was lost, and a refused overwrite keeps the old page.
         storage.write_page(1, &b, 0)?;
@@ -176,7 +166,7 @@ mod tests {
         assert_eq!(storage.read_page(8, &mut out), Err(EIO));
         storage.read_page(0, &mut out)?;
         assert!(out == p);
-        assert_eq!(storage.table.stats.pages_stored.get(), 1);
+        assert_eq!(storage.stats().pages_stored.get(), 1);
         Ok(())
     }
 
@@ -209,7 +199,7 @@ mod tests {
             );
             assert!(out == *p);
         }
-        let s = &storage.table.stats;
+        let s = &storage.stats();
         assert_eq!(s.pages_stored.get(), 3);
         assert_eq!(s.same_pages.get(), 1);
         assert_eq!(s.huge_pages.get(), 1);
@@ -236,92 +226,11 @@ mod tests {
         Ok(())
     }
 
-    /// Pages written with lzo-rle and recompressed with zstd, by `type=idle` and by
-    /// `threshold=`: the contents stay, the compressed size shrinks, the slot records the
-    /// priority; a page zstd cannot shrink is marked incompressible and skipped next time.
-    #[test]
-    fn recompression() -> Result {
-        let mut cfg = Config::default();
-        cfg.algs[2] = Some(Algorithm::Zstd);
-        let storage = Storage::with_config(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, &cfg)?;
-        let s = &storage.table.stats;
-        let text =
-            |seed: usize| page(move |i| b"rzram recompresses idle pages "[(i * 7 + seed) % 30]);
-        // Page 2 compresses less well than page 1: one byte in 32 is random.
-        let mut p2 = text(5)?;
-        let noise = random_page()?;
-        for (i, b) in p2.iter_mut().enumerate().filter(|(i, _)| i % 32 == 0) {
-            *b = noise[i];
-        }
-        let pages = [text(0)?, text(3)?, p2, random_page()?];
-        for (i, p) in pages.iter().enumerate() {
-            storage.write_page(i, p, 0)?;
-        }
-        let state = |i| State::snapshot(&storage.table.slots, i).ok_or(EINVAL);
-        let before = s.compr_data_size.get();
-        let all = |idle, huge, threshold| Recompress {
-            idle,
-            huge,
-            threshold,
-            max_pages: u64::MAX,
-            prio: 1,
-            prio_max: MAX_PRIO,
-        };
-        // Nothing is idle yet: type=idle does nothing.
-        all(true, false, 0).run(&storage)?;
-        assert_eq!(s.compr_data_size.get(), before);
-        // Page 0 idle only.
-        storage.mark_idle(i64::MAX);
-        storage.write_page(1, &pages[1], 0)?;
-        storage.write_page(2, &pages[2], 0)?;
-        all(true, false, 0).run(&storage)?;
-        assert_eq!(state(0)?.prio(), 2);
-        assert!(!state(0)?.is_idle());
-        assert_eq!((state(1)?.prio(), state(2)?.prio()), (0, 0));
-        // The huge page (3) was idle too: not shrunk, so incompressible.
-        assert!(state(3)?.is_incompressible() && state(3)?.is_huge());
-        // By size, without a threshold, at most one page: the largest bucket goes first (then
-        // index order). Page 0 (done) and 3 (incompressible) have nothing left to try.
-        let (s1, s2) = (state(1)?.size(), state(2)?.size());
-        let mut one = all(false, false, 0);
-        one.max_pages = 1;
-        one.run(&storage)?;
-        let done = if s2 / BUCKET_BYTES > s1 / BUCKET_BYTES {
-            2
-        } else {
-            1
-        };
-        let other = 3 - done;
-        assert_eq!(state(done)?.prio(), 2);
-        assert_eq!(state(other)?.prio(), 0);
-        // A threshold above the other page's size: it is not a candidate.
-        let size = state(other)?.size();
-        all(false, false, size + 1).run(&storage)?;
-        assert_eq!(state(other)?.prio(), 0);
-        // At its size: a candidate, recompressed below it.
-        all(false, false, size).run(&storage)?;
-        assert_eq!(state(other)?.prio(), 2);
-        assert!(state(other)?.size() < size);
-        assert!(s.compr_data_size.get() < before);
-        let mut out = page(|_| 0)?;
-        for (i, p) in pages.iter().enumerate() {
-            storage.read_page(i, &mut out)?;
-            assert!(out == *p);
-        }
-        assert_eq!(s.pages_stored.get(), 4);
-        assert_eq!(s.huge_pages.get(), 1);
-        // A write makes the page new: primary algorithm, not incompressible.
-        storage.write_page(3, &pages[0], 0)?;
-        assert_eq!(state(3)?.prio(), 0);
-        assert!(!state(3)?.is_incompressible());
-        Ok(())
-    }
-
     /// A configuration with `alg` as the primary algorithm, with `params`.
     fn config(alg: Algorithm, params: Params) -> Config {
         let mut cfg = Config::default();
-        cfg.algs[0] = Some(alg);
-        cfg.params[0] = params;
+        let _ = cfg.set_algorithm(0, alg);
+        let _ = cfg.set_params(0, params);
         cfg
     }
 
@@ -370,11 +279,11 @@ mod tests {
         }
         // Same-filled and empty slots are never idle.
         storage.write_page(3, &page(|_| 9)?, 0)?;
-        let state = |i| State::snapshot(&storage.table.slots, i).ok_or(EINVAL);
+        let state = |i| State::snapshot(&storage.table().slots, i).ok_or(EINVAL);
         let now = i64::from(slots::now_secs());
         let at = |i| -> Result<u32> {
             Ok(slots::access_time(
-                &storage.table.slots.lock(i).ok_or(EINVAL)?,
+                &storage.table().slots.lock(i).ok_or(EINVAL)?,
             ))
         };
         if cfg!(CONFIG_RZRAM_TRACK_ENTRY_ACTIME) {
@@ -428,7 +337,7 @@ mod tests {
         // Without a write the drain frees the slot.
         storage.notify_free(1);
         storage.swap_frees().deferred().flush();
-        assert_eq!(storage.table.stats.pages_stored.get(), 0);
+        assert_eq!(storage.stats().pages_stored.get(), 0);
         storage.read_page(1, &mut out)?;
         assert!(out.iter().all(|&b| b == 0));
         // Both notifies count: the first when the write cleared its bit, the second when the
@@ -443,7 +352,7 @@ mod tests {
     #[test]
     fn notify_free_same_held_and_out_of_range() -> Result {
         let storage = Storage::new(c_str!("rzram_kunit"), 8 * PAGE_SIZE as u64, Algorithm::Lz4)?;
-        let s = &storage.table.stats;
+        let s = &storage.stats();
         // A same-filled page is queued and emptied by the drain, like any other.
         storage.write_page(2, &page(|_| 0x11)?, 0)?;
         assert_eq!(s.same_pages.get(), 1);
@@ -461,7 +370,7 @@ mod tests {
         // lock held here.)
         storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
         {
-            let held = storage.table.slots.lock(3).ok_or(EINVAL)?;
+            let held = storage.table().slots.lock(3).ok_or(EINVAL)?;
             storage.notify_free(3);
             assert!(held.has_object());
         }

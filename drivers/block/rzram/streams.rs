@@ -35,9 +35,9 @@ impl Streams {
     /// refuses its parameters.
     pub(crate) fn new(cfg: &Config) -> Result<Self> {
         let mut streams = [None, None, None, None];
-        for (prio, s) in streams.iter_mut().enumerate() {
-            if let Some(a) = cfg.algs[prio] {
-                *s = Some(Stream::with_params(a, &cfg.params[prio])?);
+        for (prio, (s, alg)) in streams.iter_mut().zip(cfg.algorithms()).enumerate() {
+            if let Some(a) = alg {
+                *s = Some(Stream::with_params(a, &cfg.params(prio))?);
             }
         }
         Ok(Streams {

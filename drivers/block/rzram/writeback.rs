@@ -35,7 +35,7 @@
 //! checks afterwards, under the lock, that the slot still holds that block, and starts again if
 //! not.
 
-use crate::{state::State, storage::Storage};
+use crate::{candidates::candidates, state::State, storage::Storage};
 use core::{
     ops::Range,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
@@ -55,12 +55,32 @@ const UNITS_PER_PAGE: u64 = (PAGE_SIZE / 4096) as u64;
 /// its size from the limit, and writeback stops with `EIO` when it is spent.
 #[derive(Default)]
 pub(crate) struct WbLimit {
-    pub(crate) enabled: AtomicBool,
+    enabled: AtomicBool,
     /// In 4 KiB units.
-    pub(crate) limit: AtomicU64,
+    limit: AtomicU64,
 }
 
 impl WbLimit {
+    /// Whether the limit is enabled (`writeback_limit_enable`).
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Relaxed)
+    }
+
+    /// Enables or disables the limit.
+    pub(crate) fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, Ordering::Relaxed);
+    }
+
+    /// What is left of the limit, in 4 KiB units (`writeback_limit`).
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Sets what is left of the limit, in 4 KiB units.
+    pub(crate) fn set_limit(&self, units: u64) {
+        self.limit.store(units, Ordering::Relaxed);
+    }
+
     /// Takes one page's worth from the limit, if enabled: returns what was taken (0 if the
     /// limit is off; less than a page's worth if only that was left, on pages larger than
     /// 4 KiB), or `None` if it is spent.
@@ -130,7 +150,7 @@ impl Writeback<'_> {
     pub(crate) fn run(&self, storage: &Storage, limit: &WbLimit) -> Result {
         let t = storage.table();
         let file = storage.backing().ok_or(ENODEV)?;
-        let buckets = storage.candidates(self.ranges, |st| self.eligible(st))?;
+        let buckets = candidates(storage.table(), self.ranges, |st| self.eligible(st))?;
         let mut queue = WriteQueue::<Tag>::new(file)?;
         let mut buf = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
         let mut ret = Ok(());
@@ -265,7 +285,7 @@ fn done(storage: &Storage, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result)
     } else {
         (PAGE_SIZE, 0)
     };
-    // The block index fits in a word: the blocks in use do (`storage::backing_blocks`).
+    // The block index fits in a word: the blocks in use do (`bitmaps::backing_blocks`).
     let old = match usize::try_from(block)
         .map_err(|_| EIO)
         .and_then(|w| g.replace(Contents::Word(w)))
