@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's sysfs attributes, in `/sys/block/<disk>/`, with zram's names, modes, formats and
-//! errors. Each is a thin wrapper: parsers are in `parse.rs`, the device's state and lifecycle in
-//! `device.rs`.
+//! errors. Each parses its input (`parse.rs`, `args.rs`) and delegates to the device
+//! (`device.rs`), its storage (`storage.rs`) or a post-processing operation (`recompress.rs`,
+//! `writeback.rs`), and formats what it shows.
 
 use crate::{
+    args::{self, algorithm, algorithm_params, recomp_algorithm, recompress},
     device::Rzram,
     parse::{
-        self, algorithm_name, algorithm_params, kstrtobool, kstrtou16, kstrtoul, kstrtoull,
-        kstrtoull_base, memparse, recomp_algorithm, recompress, sysfs_streq, RecompressArgs,
+        self, kstrtobool, kstrtou16, kstrtoul, kstrtoull, kstrtoull_base, memparse, sysfs_streq,
     },
     recompress::Recompress,
     slots,
-    state::MAX_PRIO,
-    storage::Storage,
-    writeback::Writeback,
+    state::{self, MAX_PRIO},
+    writeback::{self, Writeback},
 };
-use core::{fmt::Write, num::NonZeroU32, ops::Range};
+use core::{fmt::Write, num::NonZeroU32};
 use kernel::{
     block::{
         bdev::BdevFile,
@@ -108,7 +108,7 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 }
 
 /// `recompress`: recompresses stored pages with the secondary algorithms; see
-/// `Recompress::run` and `parse::recompress`. `EINVAL` before `disksize`, for a threshold
+/// `Recompress::run` and `args::recompress`. `EINVAL` before `disksize`, for a threshold
 /// not below the huge class size and for an algorithm that is not a secondary one; a priority
 /// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs,
 /// `EINVAL` if a reset came first.
@@ -119,63 +119,10 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
         return Err(EINVAL);
     }
     let _pp = rz.post_processing(&m)?;
-    let r = recompress_with(&m, &args);
+    let r = Recompress::new(&args, &m.algorithms()).and_then(|r| r.run(&m));
     // As for `writeback`.
     drop(m);
     r
-}
-
-fn recompress_with(m: &Storage, args: &RecompressArgs<'_>) -> Result {
-    let prios = recompress_prios(args.priority, args.algo, &m.algorithms())?;
-    Recompress {
-        idle: args.idle,
-        huge: args.huge,
-        threshold: args.threshold as usize,
-        max_pages: args.max_pages,
-        prio: prios.start,
-        prio_max: prios.end,
-    }
-    .run(m)
-}
-
-/// The priorities `recompress` tries, from its `priority=` and `algo=`, as zram 6.12 takes them:
-/// every secondary one by default, only `N` for `priority=N` (0 means 1), and with `algo=NAME`
-/// the first secondary algorithm of that name from the priority on, `EINVAL` if there is none.
-///
-/// A priority from [`MAX_PRIO`] on tries nothing (an empty range; zram's `u32` `prio + 1` wraps
-/// to 0 for 4294967295, which is empty too), and with `algo=` is `EINVAL`. It is clamped before
-/// `+ 1`, which then cannot overflow, on 32-bit either.
-pub(crate) fn recompress_prios(
-    priority: Option<u32>,
-    algo: Option<&[u8]>,
-    algs: &[Option<Algorithm>; MAX_PRIO],
-) -> Result<Range<usize>> {
-    let prio = priority.map_or(1, |p| {
-        usize::try_from(p.max(1)).map_or(MAX_PRIO, |p| p.min(MAX_PRIO))
-    });
-    let Some(name) = algo else {
-        let prio_max = priority.map_or(MAX_PRIO, |_| (prio + 1).min(MAX_PRIO));
-        return Ok(prio..prio_max);
-    };
-    let p = (prio..MAX_PRIO)
-        .find(|&p| algs[p].is_some_and(|a| a.name().as_bytes() == name))
-        .ok_or(EINVAL)?;
-    Ok(p..p + 1)
-}
-
-/// The algorithm called `name` (without a trailing newline): `E2BIG` for 128 bytes or more,
-/// `EINVAL` for an unknown name.
-///
-/// As zram, which strips one newline and then looks the name up with `sysfs_streq()`, a second
-/// newline is ignored too (`"lz4\n\n"` is lz4). zram then stores the name with that newline, so
-/// that its `comp_algorithm` shows no algorithm selected; rzram shows lz4.
-fn algorithm(name: &[u8]) -> Result<Algorithm> {
-    let name = algorithm_name(name)?;
-    let name = name.strip_suffix(b"\n").unwrap_or(name);
-    core::str::from_utf8(name)
-        .ok()
-        .and_then(Algorithm::from_name)
-        .ok_or(EINVAL)
 }
 
 fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
@@ -183,17 +130,11 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     rz.configure(Some(ALGORITHM_BUSY), |cfg| cfg.set_algorithm(0, alg))
 }
 
-/// `algorithm_params`: `key=value` pairs for the primary algorithm, applied by the next `disksize`:
-/// `level=`, `deflate.winbits=`, and `algo=` or `priority=` to choose the algorithm (configured
-/// ones: the primary, or a secondary of `recomp_algorithm`). As zram since 6.16: `EINVAL` for a
-/// key without a value or with an empty one, and for an `algo=` that names no configured
-/// algorithm. rzram's own differences, where zram since 6.16 accepts the write: `EINVAL` for an
-/// unknown key (zram ignores it), a repeated key (zram lets the last one win), a write with no key,
-/// a `priority=` whose algorithm is not configured (zram takes any priority in range) and an
-/// `algo=` and a `priority=` that name different algorithms (zram goes by `algo=`); `EBUSY` once
-/// initialised (zram does not check). `dict=` (a dictionary file) is refused with `EINVAL`, zram's
-/// errno for a dictionary it cannot load: rzram does not load dictionaries yet. The
-/// `deflate.winbits=` window is checked by the next `disksize` (9 to 15, or -15 to -9).
+/// `algorithm_params`: parameters for an algorithm (`args::algorithm_params` has the keys and
+/// rzram's differences from zram), applied by the next `disksize`: `EBUSY` once initialised (zram
+/// does not check), `EINVAL` for a `priority=` or `algo=` that names no configured algorithm or
+/// two different ones, and for `dict=` (zram's errno for a dictionary it cannot load: rzram does
+/// not load dictionaries yet). `deflate.winbits=` is checked by `disksize`.
 fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     let p = algorithm_params(input)?;
     rz.configure(None, |cfg| {
@@ -295,20 +236,20 @@ fn idle_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     } else {
         let age = kstrtoull_base(input, 0).map_err(|_| EINVAL)?;
         let age = i64::try_from(age).unwrap_or(i64::MAX);
-        i64::from(slots::now_secs()).saturating_sub(age)
+        i64::from(state::now_secs()).saturating_sub(age)
     };
     let m = rz.storage().ok_or(EINVAL)?;
-    m.mark_idle(cutoff);
+    m.table().mark_idle(cutoff);
     Ok(())
 }
 
 /// `backing_dev`: the path of the backing device, or `none`.
 fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let mut path = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
     rz.with_config(|cfg| {
         let Some(file) = cfg.backing() else {
             return emit(buf, format_args!("none\n"));
         };
+        let mut path = KVec::from_elem(0u8, PAGE_SIZE, GFP_KERNEL)?;
         // The bytes as they are, as zram shows them.
         buf.write_bytes(file.path(&mut path)?);
         emit(buf, format_args!("\n"))
@@ -338,26 +279,15 @@ fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     })
 }
 
-/// `writeback`: writes pages back to the backing device; see `parse::writeback` for the forms
-/// and `Storage::writeback`. As zram: `EINVAL` for bad input and before `disksize`, for a
+/// `writeback`: writes pages back to the backing device; see `args::writeback` for the forms
+/// and `Writeback::run`. As zram: `EINVAL` for bad input and before `disksize`, for a
 /// `page_index` beyond the disk (`ERANGE` for `page_indexes`), `EAGAIN` while another
 /// post-processing runs, `EINVAL` if a reset came first (zram's device, reset under its lock,
 /// is then uninitialised), `ENODEV` without a backing device, then what the writeback returns.
 fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let args = parse::writeback(input)?;
+    let args = args::writeback(input)?;
     let m = rz.storage().ok_or(EINVAL)?;
-    let pages = m.pages();
-    let mut ranges = KVec::new();
-    for &(lo, hi, err) in args.ranges.iter() {
-        let (lo, hi) = match (usize::try_from(lo), usize::try_from(hi)) {
-            (Ok(lo), Ok(hi)) if lo < pages && hi <= pages => (lo, hi),
-            _ => return Err(err),
-        };
-        ranges.push(lo..hi, GFP_KERNEL)?;
-    }
-    if ranges.is_empty() {
-        ranges.push(0..pages, GFP_KERNEL)?;
-    }
+    let ranges = writeback::page_ranges(&args, m.pages())?;
     let _pp = rz.post_processing(&m)?;
     let wb = Writeback {
         idle: args.idle,
@@ -511,6 +441,6 @@ pub(crate) static ATTRS: [Attribute<GenDisk<Rzram>>; 23] = [
 fn slot_bytes_show(_rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     emit(
         buf,
-        format_args!("{}\n", core::mem::size_of::<crate::slots::Slot>()),
+        format_args!("{}\n", core::mem::size_of::<slots::Slot>()),
     )
 }

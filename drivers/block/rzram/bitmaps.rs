@@ -33,8 +33,8 @@ fn zeroed_words(n: usize) -> Result<KVVec<AtomicU64>> {
     Ok(words)
 }
 
-/// Which blocks of a backing device are in use (set from the moment a writeback reserves the block until the page
-/// it holds is freed, or the writeback fails or finds the page changed).
+/// Which blocks of a backing device are in use (set from the moment a writeback reserves the
+/// block until the page it holds is freed, or the writeback fails or finds the page changed).
 ///
 /// Each initialisation of the device has its own (a reset drops it with the table), so neither a
 /// reservation nor the bounds of a scan outlive the device they were made for.
@@ -100,8 +100,8 @@ pub(crate) enum Marked {
     /// the word will see the bit.
     Queued,
     /// The slot is stale, and its word, of this index, was not queued: the caller must queue it
-    /// for [`SwapFrees`](crate::swap_free::SwapFrees) or, if it cannot (interrupt context), hand it to the next drain with
-    /// [`Table::orphan_stale`](crate::slots::Table::orphan_stale).
+    /// for [`SwapFrees`](crate::swap_free::SwapFrees) or, if it cannot (interrupt context),
+    /// hand it to the next drain with [`Table::orphan_stale`](crate::slots::Table::orphan_stale).
     First(u32),
     /// The index is past the bitmap's last word: nothing was marked.
     OutOfRange,
@@ -166,7 +166,7 @@ impl Stale {
         if old & Self::QUEUED != 0 {
             Marked::Queued
         } else {
-            // Fits: `Storage::new` keeps slot indices in `u32`.
+            // Fits: `Storage::with_config` keeps slot indices in `u32`.
             Marked::First((i / Self::PER_WORD) as u32)
         }
     }

@@ -3,7 +3,10 @@
 //! debugfs `block_state`: one line per stored page, in the format of zram's
 //! (`CONFIG_ZRAM_MEMORY_TRACKING`), at `/sys/kernel/debug/<rzram or zram>/<disk>/block_state`.
 
-use crate::{device::Rzram, slots, state::State};
+use crate::{
+    device::Rzram,
+    state::{self, State},
+};
 use core::fmt::{self, Write};
 use kernel::{debugfs::Records, error::code::*, prelude::*, sync::Arc};
 
@@ -46,7 +49,7 @@ impl Records for BlockState {
             flag(st.prio() != 0, 'r'),
             flag(st.is_incompressible(), 'n'),
         ];
-        write!(f, "{:12} {:12}.000000 ", pos, slots::access_time(&g))?;
+        write!(f, "{:12} {:12}.000000 ", pos, state::access_time(&g))?;
         for c in flags {
             f.write_char(c)?;
         }

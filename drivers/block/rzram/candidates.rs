@@ -10,12 +10,12 @@ use kernel::{page::PAGE_SIZE, prelude::*};
 /// The size range of a bucket of candidates.
 pub(crate) const BUCKET_BYTES: usize = 64;
 
-/// The post-processing candidates among the slots of table `t` in `ranges`: those whose state satisfies
-/// `eligible` and that hold a page of some size, in buckets of 64 bytes by size, as zram since
-/// 6.13 (the last bucket has the largest pages), each bucket in index order. A slot is a
-/// candidate once, however many ranges hold it: an operation visits each page once, so a
-/// mark it leaves on a page (`UNDER_WB`) is its own. The states are snapshots: each candidate
-/// is checked again under its lock.
+/// The post-processing candidates among the slots of table `t` in `ranges`: those whose state
+/// satisfies `eligible` and that hold a page of some size, in buckets of 64 bytes by size, as
+/// zram since 6.13 (the last bucket has the largest pages), each bucket in index order. A slot
+/// is a candidate once, however many ranges hold it: an operation visits each page once, so a
+/// mark it leaves on a page (`UNDER_WB`) is its own. The states are snapshots: each candidate is
+/// checked again under its lock.
 pub(crate) fn candidates(
     t: &Table,
     ranges: &[Range<usize>],
@@ -41,7 +41,7 @@ pub(crate) fn candidates(
             *w |= bit;
             if st.size() != 0 && eligible(st) {
                 if let Some(b) = buckets.get_mut(st.size() / BUCKET_BYTES) {
-                    // Slot indices fit in `u32` (`Storage::new`).
+                    // Slot indices fit in `u32` (`Storage::with_config`).
                     b.push(index as u32, GFP_KERNEL)?;
                 }
             }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Recompression: the `recompress` attribute's pages compressed again with the secondary
-//! algorithms of `recomp_algorithm`, through the storage's candidates, slots and streams.
+//! Recompression: the `recompress` attribute's candidate pages (`candidates.rs`) compressed again
+//! with the secondary algorithms of `recomp_algorithm`, with the storage's streams.
 
 use crate::{
+    args::RecompressArgs,
     candidates::candidates,
     state::{State, MAX_PRIO},
     storage::Storage,
 };
+use core::ops::Range;
 use kernel::{
+    compress::Algorithm,
     error::code::*,
     prelude::*,
     zsmalloc::{Contents, Handle, Pool},
@@ -30,6 +33,23 @@ pub(crate) struct Recompress {
 }
 
 impl Recompress {
+    /// What a `recompress` write asks of storage whose algorithms are `algs`; `EINVAL` for an
+    /// `algo=` that is not a secondary algorithm (see [`priorities`]).
+    pub(crate) fn new(
+        args: &RecompressArgs<'_>,
+        algs: &[Option<Algorithm>; MAX_PRIO],
+    ) -> Result<Self> {
+        let prios = priorities(args.priority, args.algo, algs)?;
+        Ok(Recompress {
+            idle: args.idle,
+            huge: args.huge,
+            threshold: usize::try_from(args.threshold).unwrap_or(usize::MAX),
+            max_pages: args.max_pages,
+            prio: prios.start,
+            prio_max: prios.end,
+        })
+    }
+
     /// Whether a page in state `st` is a candidate (its size aside, a stored one).
     fn eligible(&self, st: State) -> bool {
         !st.is_same()
@@ -88,7 +108,7 @@ impl Recompress {
         let old_size = st.size();
         let old_class = g.class_index().ok_or(EIO)?;
         // The secondary algorithms configured: a page all of them tried is incompressible.
-        let secondaries = storage.secondaries();
+        let secondaries = storage.algorithms()[1..].iter().flatten().count();
         let outcome = storage.streams().with(|c| -> Result<Recompressed<'_>> {
             c.load_page(st.prio(), &g.map_read(old_size)?)?;
             let mut tried = 0;
@@ -148,6 +168,31 @@ impl Recompress {
     }
 }
 
+/// The priorities `recompress` tries, from its `priority=` and `algo=`, as zram 6.12 takes them:
+/// every secondary one by default, only `N` for `priority=N` (0 means 1), and with `algo=NAME`
+/// the first secondary algorithm of that name from the priority on, `EINVAL` if there is none.
+///
+/// A priority from [`MAX_PRIO`] on tries nothing (an empty range; zram's `u32` `prio + 1` wraps
+/// to 0 for 4294967295, which is empty too), and with `algo=` is `EINVAL`. It is clamped before
+/// `+ 1`, which then cannot overflow, on 32-bit either.
+pub(crate) fn priorities(
+    priority: Option<u32>,
+    algo: Option<&[u8]>,
+    algs: &[Option<Algorithm>; MAX_PRIO],
+) -> Result<Range<usize>> {
+    let prio = priority.map_or(1, |p| {
+        usize::try_from(p.max(1)).map_or(MAX_PRIO, |p| p.min(MAX_PRIO))
+    });
+    let Some(name) = algo else {
+        let prio_max = priority.map_or(MAX_PRIO, |_| (prio + 1).min(MAX_PRIO));
+        return Ok(prio..prio_max);
+    };
+    let p = (prio..MAX_PRIO)
+        .find(|&p| algs[p].is_some_and(|a| a.name().as_bytes() == name))
+        .ok_or(EINVAL)?;
+    Ok(p..p + 1)
+}
+
 /// What recompressing a page gave.
 enum Recompressed<'a> {
     /// A smaller object: the handle, its size and the priority of its algorithm.
@@ -165,7 +210,31 @@ mod tests {
         config::Config,
         storage_tests::{page, random_page},
     };
-    use kernel::{c_str, compress::Algorithm, page::PAGE_SIZE};
+    use kernel::{c_str, compress::Algorithm, kunit_expect, kunit_expect_eq, page::PAGE_SIZE};
+
+    /// `recompress`'s priorities, as zram 6.12 takes them. `priority=4294967295` overflowed
+    /// `prio + 1` on 32-bit; zram's `u32` arithmetic wraps there, and tries nothing.
+    #[test]
+    fn recompress_priorities() {
+        use kernel::compress::Algorithm::{Lz4hc, LzoRle, Zstd};
+        let algs = [Some(LzoRle), Some(Zstd), None, Some(Lz4hc)];
+        kunit_expect_eq!(priorities(None, None, &algs), Ok(1..MAX_PRIO));
+        // Priority 0 is 1; a priority alone is tried alone, with an algorithm or not.
+        kunit_expect_eq!(priorities(Some(0), None, &algs), Ok(1..2));
+        kunit_expect_eq!(priorities(Some(2), None, &algs), Ok(2..3));
+        kunit_expect_eq!(priorities(Some(3), None, &algs), Ok(3..4));
+        // Out of range: nothing to try, and no algorithm to find.
+        for p in [4, 5, i32::MAX as u32, u32::MAX - 1, u32::MAX] {
+            kunit_expect!(priorities(Some(p), None, &algs).is_ok_and(|r| r.is_empty()));
+            kunit_expect_eq!(priorities(Some(p), Some(b"zstd"), &algs), Err(EINVAL));
+        }
+        // `algo=`: the first secondary algorithm of that name from the priority on.
+        kunit_expect_eq!(priorities(None, Some(b"lz4hc"), &algs), Ok(3..4));
+        kunit_expect_eq!(priorities(Some(0), Some(b"zstd"), &algs), Ok(1..2));
+        kunit_expect_eq!(priorities(Some(2), Some(b"lz4hc"), &algs), Ok(3..4));
+        kunit_expect_eq!(priorities(Some(2), Some(b"zstd"), &algs), Err(EINVAL));
+        kunit_expect_eq!(priorities(None, Some(b"lzo-rle"), &algs), Err(EINVAL));
+    }
 
     /// Pages written with lzo-rle and recompressed with zstd, by `type=idle` and by
     /// `threshold=`: the contents stay, the compressed size shrinks, the slot records the
@@ -202,7 +271,7 @@ mod tests {
         all(true, false, 0).run(&storage)?;
         assert_eq!(s.compr_data_size.get(), before);
         // Page 0 idle only.
-        storage.mark_idle(i64::MAX);
+        storage.table().mark_idle(i64::MAX);
         storage.write_page(1, &pages[1], 0)?;
         storage.write_page(2, &pages[2], 0)?;
         all(true, false, 0).run(&storage)?;

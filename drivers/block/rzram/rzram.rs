@@ -9,14 +9,15 @@
 //! This file is the module: its parameters and the control class with `hot_add` and
 //! `hot_remove`. The other files, each using only those listed before it:
 //!
-//! - `parse.rs`: the sysfs parsers; `stats.rs`: the statistics; `state.rs`: a slot's state in
-//!   its lock word; `bitmaps.rs`: the backing device's blocks in use and the stale slots;
-//! - `slots.rs`: the slot table; `config.rs`: what `disksize` initialises with; `streams.rs`:
-//!   a CPU's compression streams; `swap_free.rs`: swap's frees, deferred;
-//! - `storage.rs`: a device's compressed memory, pages in and out (its KUnit tests in
-//!   `storage_tests.rs`);
-//! - `recompress.rs`: recompression; `writeback.rs`: writeback to a backing device and reads
-//!   back from it;
+//! - `parse.rs`: the C parsers' semantics; `args.rs`: the attributes' grammars on them;
+//!   `stats.rs`: the statistics; `state.rs`: a slot's state in its lock word; `bitmaps.rs`: the
+//!   backing device's blocks in use and the stale slots;
+//! - `slots.rs`: the slot table; `candidates.rs`: post-processing's candidates in it;
+//!   `config.rs`: what `disksize` initialises with; `streams.rs`: a CPU's compression streams;
+//!   `swap_free.rs`: swap's frees, deferred;
+//! - `storage.rs`: a device's compressed memory, pages in and out, written-back ones included
+//!   (its KUnit tests in `storage_tests.rs`);
+//! - `recompress.rs`: recompression; `writeback.rs`: writeback to a backing device;
 //! - `device.rs`: a device's state and lifecycle; `io.rs`: its bios; `attrs.rs`: its sysfs
 //!   attributes; `block_state.rs`: its `block_state` debugfs file.
 //!
@@ -25,6 +26,7 @@
 //! The device list mutex (`Control::devices`), held by `hot_add` and `hot_remove` and at unload,
 //! comes before every lock of a device (`device.rs`).
 
+mod args;
 mod attrs;
 mod bitmaps;
 #[cfg(CONFIG_DEBUG_FS)]
@@ -337,30 +339,5 @@ mod tests {
             }
         }
         Ok(())
-    }
-
-    /// `recompress`'s priorities, as zram 6.12 takes them. `priority=4294967295` overflowed
-    /// `prio + 1` on 32-bit; zram's `u32` arithmetic wraps there, and tries nothing.
-    #[test]
-    fn recompress_priorities() {
-        use crate::{attrs::recompress_prios as prios, state::MAX_PRIO};
-        use kernel::compress::Algorithm::{Lz4hc, LzoRle, Zstd};
-        let algs = [Some(LzoRle), Some(Zstd), None, Some(Lz4hc)];
-        kunit_expect_eq!(prios(None, None, &algs), Ok(1..MAX_PRIO));
-        // Priority 0 is 1; a priority alone is tried alone, with an algorithm or not.
-        kunit_expect_eq!(prios(Some(0), None, &algs), Ok(1..2));
-        kunit_expect_eq!(prios(Some(2), None, &algs), Ok(2..3));
-        kunit_expect_eq!(prios(Some(3), None, &algs), Ok(3..4));
-        // Out of range: nothing to try, and no algorithm to find.
-        for p in [4, 5, i32::MAX as u32, u32::MAX - 1, u32::MAX] {
-            kunit_expect!(prios(Some(p), None, &algs).is_ok_and(|r| r.is_empty()));
-            kunit_expect_eq!(prios(Some(p), Some(b"zstd"), &algs), Err(EINVAL));
-        }
-        // `algo=`: the first secondary algorithm of that name from the priority on.
-        kunit_expect_eq!(prios(None, Some(b"lz4hc"), &algs), Ok(3..4));
-        kunit_expect_eq!(prios(Some(0), Some(b"zstd"), &algs), Ok(1..2));
-        kunit_expect_eq!(prios(Some(2), Some(b"lz4hc"), &algs), Ok(3..4));
-        kunit_expect_eq!(prios(Some(2), Some(b"zstd"), &algs), Err(EINVAL));
-        kunit_expect_eq!(prios(None, Some(b"lzo-rle"), &algs), Err(EINVAL));
     }
 }

@@ -16,13 +16,12 @@
 
 use crate::{
     bitmaps::{Blocks, Marked, Stale},
-    state::State,
+    state::{access_time, accessed, State},
     stats::Stats,
 };
 use kernel::{
     prelude::*,
     sync::Arc,
-    time::Ktime,
     zsmalloc::{self, Contents, Handle, Pool, SlotGuard},
 };
 
@@ -121,6 +120,26 @@ impl Table {
             self.take_tallied(&mut g, tally)
         } else {
             None
+        }
+    }
+
+    /// Marks the stored pages last accessed at or before `cutoff` (seconds since boot) as idle and
+    /// clears the mark of the others, as zram's `idle` attribute; `i64::MAX` marks them all, a
+    /// negative cutoff none. Empty and same-filled slots are left alone: nothing post-processes
+    /// them.
+    ///
+    /// May race with reads and writes, which clear the mark of the pages they access: each slot
+    /// is marked under its lock.
+    pub(crate) fn mark_idle(&self, cutoff: i64) {
+        for index in 0..self.slots.len() {
+            let Some(mut g) = self.slots.lock(index) else {
+                break;
+            };
+            if !g.has_object() {
+                continue;
+            }
+            let idle = i64::from(access_time(&g)) <= cutoff;
+            State::of(&g).with_idle(idle).set(&mut g);
         }
     }
 
@@ -265,28 +284,6 @@ impl Tally {
             s.notify_free.add(gone.notify_free);
         }
     }
-}
-
-/// Returns the time now, in the unit of a slot's access time: seconds since boot
-/// (`CLOCK_BOOTTIME`, as of the last tick), saturated to 32 bits (136 years).
-pub(crate) fn now_secs() -> u32 {
-    let secs = Ktime::ktime_get_coarse_boottime().to_secs();
-    u32::try_from(secs.max(0)).unwrap_or(u32::MAX)
-}
-
-/// Records an access to a locked slot, as zram does on every read and write: it is no longer
-/// idle, and with `CONFIG_RZRAM_TRACK_ENTRY_ACTIME` its access time becomes now (without it, a
-/// slot's access time stays 0, and nothing reads the clock).
-#[inline]
-pub(crate) fn accessed(g: &mut SlotGuard<'_>) {
-    #[cfg(CONFIG_RZRAM_TRACK_ENTRY_ACTIME)]
-    g.set_aux(now_secs());
-    State::of(g).with_idle(false).set(g);
-}
-
-/// Returns a locked slot's access time, in seconds since boot; 0 for a slot emptied since.
-pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
-    g.aux()
 }
 
 #[cfg(CONFIG_RZRAM_KUNIT_TEST)]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A slot's state: what rzram keeps in a slot's 32-bit lock word (the slot table is `slots.rs`).
-//! The lock word packs:
+//! A slot's state: what rzram keeps in a slot's 32-bit lock word (the slot table is `slots.rs`),
+//! and the page's access time next to it. The lock word packs:
 //!
 //! ```text
 //!  31     30       29..26   25         24   23       22..21  20     19        18     17     16..0
@@ -28,7 +28,10 @@
 //!   contents (a write, a free, a recompression) clears it, so the writeback's completion knows
 //!   whether the block it wrote still holds the page.
 
-use kernel::zsmalloc::{self, SlotGuard};
+use kernel::{
+    time::Ktime,
+    zsmalloc::{self, SlotGuard},
+};
 
 /// Compressed size, in bytes.
 const SIZE_MASK: u32 = (1 << 17) - 1;
@@ -152,6 +155,28 @@ impl State {
     pub(crate) fn snapshot(slots: &zsmalloc::Table, index: usize) -> Option<State> {
         slots.bits(index).map(State)
     }
+}
+
+/// Returns the time now, in the unit of a slot's access time: seconds since boot
+/// (`CLOCK_BOOTTIME`, as of the last tick), saturated to 32 bits (136 years).
+pub(crate) fn now_secs() -> u32 {
+    let secs = Ktime::ktime_get_coarse_boottime().to_secs();
+    u32::try_from(secs.max(0)).unwrap_or(u32::MAX)
+}
+
+/// Records an access to a locked slot, as zram does on every read and write: it is no longer
+/// idle, and with `CONFIG_RZRAM_TRACK_ENTRY_ACTIME` its access time becomes now (without it, a
+/// slot's access time stays 0, and nothing reads the clock).
+#[inline]
+pub(crate) fn accessed(g: &mut SlotGuard<'_>) {
+    #[cfg(CONFIG_RZRAM_TRACK_ENTRY_ACTIME)]
+    g.set_aux(now_secs());
+    State::of(g).with_idle(false).set(g);
+}
+
+/// Returns a locked slot's access time, in seconds since boot; 0 for a slot emptied since.
+pub(crate) fn access_time(g: &SlotGuard<'_>) -> u32 {
+    g.aux()
 }
 
 #[cfg(CONFIG_RZRAM_KUNIT_TEST)]

@@ -62,7 +62,8 @@ pub(crate) struct Stats {
     pub(crate) failed_reads: Counter,
     pub(crate) failed_writes: Counter,
     /// Pages freed by discards and write-zeroes, counted as they run, and swap notifications,
-    /// counted off their path where their stale bit is cleared (`Storage::notify_free`).
+    /// counted off their path where their stale bit is cleared (`Table::free_stale`,
+    /// `Table::take`; see `SwapFreeQueue::notify`).
     pub(crate) notify_free: Counter,
     /// Writes that had to wait for memory (the allocation slow path).
     pub(crate) writestall: Counter,

@@ -15,8 +15,8 @@
 use crate::{
     bitmaps::backing_blocks,
     config::Config,
-    slots::{self, Table},
-    state::{State, MAX_PRIO},
+    slots::Table,
+    state::{self, State, MAX_PRIO},
     stats::Stats,
     streams::{Compressed, Streams},
     swap_free::SwapFreeQueue,
@@ -94,8 +94,9 @@ impl Storage {
         Self::with_config(name, disksize, &cfg)
     }
 
-    /// As [`new`](Self::new), with the algorithms and parameters of `cfg`; `EINVAL` if an
-    /// algorithm refuses its parameters.
+    /// The storage of a disk of `disksize` bytes (a whole number of pages), with the algorithms,
+    /// parameters and backing device of `cfg`; `ENOMEM` for more pages than `u32` indexes or if
+    /// memory is short, `EINVAL` if an algorithm refuses its parameters.
     pub(crate) fn with_config(name: &CStr, disksize: u64, cfg: &Config) -> Result<Arc<Storage>> {
         let pages = usize::try_from(disksize / PAGE_SIZE as u64).map_err(|_| ENOMEM)?;
         // Slot indices fit in `u32`, as zram's; the deferred-free queue carries the stale
@@ -170,11 +171,6 @@ impl Storage {
         &self.streams
     }
 
-    /// The number of secondary algorithms configured.
-    pub(crate) fn secondaries(&self) -> usize {
-        self.algs[1..].iter().filter(|a| a.is_some()).count()
-    }
-
     /// Reads page `index` into `dst`, one page long (`EINVAL` otherwise): a slice, or a bio's
     /// page lent as a [`Sink`], which the page is then decompressed (or copied, or filled)
     /// straight into, as zram does.
@@ -183,7 +179,7 @@ impl Storage {
     /// slot lock orders them, and the read sees the contents before or after each, never an
     /// object being freed. A written-back page is read from the backing device into a page of
     /// its own, without the slot lock, and copied; the read is retried if the slot no longer
-    /// holds that block afterwards (`writeback.rs`).
+    /// holds that block afterwards (`read_written_back`).
     ///
     /// May sleep (a written-back page is read from the backing device).
     pub(crate) fn read_page<'d>(&self, index: usize, dst: impl Into<Sink<'d>>) -> Result {
@@ -221,7 +217,7 @@ impl Storage {
                 if !may_sleep {
                     return Ok(ReadOutcome::WouldSleep);
                 }
-                slots::accessed(&mut g);
+                state::accessed(&mut g);
                 let block = g.word().ok_or(EIO)? as u64;
                 drop(g);
                 let mut page = KVec::from_elem(0u8, PAGE_SIZE, GFP_NOIO)?;
@@ -231,7 +227,7 @@ impl Storage {
                 }
                 continue;
             }
-            slots::accessed(&mut g);
+            state::accessed(&mut g);
             if let Some(w) = g.word() {
                 dst.fill_word(w);
                 return Ok(ReadOutcome::Done);
@@ -252,12 +248,7 @@ impl Storage {
     /// Reads written-back page `index`, in block `block`, into `dst` (a page), and decompresses
     /// it if it was written compressed. Returns `false` if the slot no longer holds that block
     /// once the read is done (it was freed or rewritten meanwhile): the caller starts again.
-    pub(crate) fn read_written_back(
-        &self,
-        index: usize,
-        block: u64,
-        dst: &mut [u8],
-    ) -> Result<bool> {
+    fn read_written_back(&self, index: usize, block: u64, dst: &mut [u8]) -> Result<bool> {
         let t = &*self.table;
         let file = self.backing.as_ref().ok_or(EIO)?;
         t.stats.bd_reads.inc();
@@ -421,27 +412,6 @@ impl Storage {
             t.stats.huge_pages_since.inc();
         }
         Ok(())
-    }
-
-    /// Marks the stored pages last accessed at or before `cutoff` (seconds since boot) as idle and
-    /// clears the mark of the others, as zram's `idle` attribute; `i64::MAX` marks them all, a
-    /// negative cutoff none. Empty and same-filled slots are left alone: nothing post-processes
-    /// them.
-    ///
-    /// May race with reads and writes, which clear the mark of the pages they access: each slot
-    /// is marked under its lock.
-    pub(crate) fn mark_idle(&self, cutoff: i64) {
-        let t = &*self.table;
-        for index in 0..t.slots.len() {
-            let Some(mut g) = t.slots.lock(index) else {
-                break;
-            };
-            if !g.has_object() {
-                continue;
-            }
-            let idle = i64::from(slots::access_time(&g)) <= cutoff;
-            State::of(&g).with_idle(idle).set(&mut g);
-        }
     }
 
     /// Empties page `index`.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! KUnit tests of a device's storage (`storage.rs`): reads and writes through the streams, the
-//! memory limit, recompression, idle marking and the swap notify, on storage made as `disksize`
-//! makes it.
+//! memory limit, algorithm parameters, idle marking and the swap notify, on storage made as
+//! `disksize` makes it.
 
 use kernel::{page::PAGE_SIZE, prelude::*};
 
@@ -34,8 +34,7 @@ mod tests {
     use super::{page, random_page};
     use crate::{
         config::Config,
-        slots,
-        state::State,
+        state::{self, State},
         storage::{ReadOutcome, Storage, WriteOutcome},
     };
     use kernel::{c_str, compress::Params, kunit_expect, kunit_expect_eq};
@@ -280,9 +279,9 @@ mod tests {
         // Same-filled and empty slots are never idle.
         storage.write_page(3, &page(|_| 9)?, 0)?;
         let state = |i| State::snapshot(&storage.table().slots, i).ok_or(EINVAL);
-        let now = i64::from(slots::now_secs());
+        let now = i64::from(state::now_secs());
         let at = |i| -> Result<u32> {
-            Ok(slots::access_time(
+            Ok(state::access_time(
                 &storage.table().slots.lock(i).ok_or(EINVAL)?,
             ))
         };
@@ -293,7 +292,7 @@ mod tests {
             assert_eq!(at(0)?, 0);
         }
         // "all".
-        storage.mark_idle(i64::MAX);
+        storage.table().mark_idle(i64::MAX);
         for i in 0..3 {
             assert!(state(i)?.is_idle());
         }
@@ -307,12 +306,12 @@ mod tests {
         assert_eq!(state(0)?.size(), state(2)?.size());
         // An age older than every access (every access time is at least 0) marks nothing and
         // clears the marks.
-        storage.mark_idle(-1);
+        storage.table().mark_idle(-1);
         for i in 0..4 {
             assert!(!state(i)?.is_idle());
         }
         // A cutoff at the access time marks the page (accessed at or before it).
-        storage.mark_idle(i64::from(at(2)?));
+        storage.table().mark_idle(i64::from(at(2)?));
         assert!(state(2)?.is_idle());
         // Freeing clears the access time.
         storage.free_page(2);

@@ -85,7 +85,7 @@ impl SwapFreeQueue {
 }
 
 /// Frees the slots that swap freed in `swap_slot_free_notify`, given the words of the stale
-/// bitmap that the notifies queued ([`Marked::First`](crate::bitmaps::Marked::First)), and every word orphaned since the last
+/// bitmap that the notifies queued ([`Marked::First`]), and every word orphaned since the last
 /// drain ([`Table::orphan_stale`]).
 ///
 /// One drain covers [`SWAP_FREE_BATCH`] words, 32 slots each (up to a buffer page of words if a

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Writeback: pages moved out of memory to the backing device, and read back from it.
+//! Writeback: pages moved out of memory to the backing device (a read of a written-back page
+//! is the storage's, `storage.rs`).
 //!
 //! `writeback` picks the candidate pages (idle, huge, incompressible, or given by index), takes
 //! them largest first as `recompress` does, and writes each to a block of the backing device of
@@ -30,12 +31,8 @@
 //!   reset returns only when no writeback uses the old storage or its backing device; scan
 //!   bounds and block indices come from that storage's own table, never from a size read
 //!   elsewhere.
-//!
-//! A read of a written-back page takes the block under the slot lock and reads it without; it
-//! checks afterwards, under the lock, that the slot still holds that block, and starts again if
-//! not.
 
-use crate::{candidates::candidates, state::State, storage::Storage};
+use crate::{args::WritebackArgs, candidates::candidates, state::State, storage::Storage};
 use core::{
     ops::Range,
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
@@ -106,6 +103,24 @@ impl WbLimit {
     }
 }
 
+/// The page ranges a `writeback` write names, on a disk of `pages` pages: all of them if it
+/// names none. As zram: `EINVAL` for a `page_index` beyond the disk, `ERANGE` for a
+/// `page_indexes` range beyond it (the error each range carries).
+pub(crate) fn page_ranges(args: &WritebackArgs, pages: usize) -> Result<KVec<Range<usize>>> {
+    let mut ranges = KVec::new();
+    for &(lo, hi, err) in args.ranges.iter() {
+        let (lo, hi) = match (usize::try_from(lo), usize::try_from(hi)) {
+            (Ok(lo), Ok(hi)) if lo < pages && hi <= pages => (lo, hi),
+            _ => return Err(err),
+        };
+        ranges.push(lo..hi, GFP_KERNEL)?;
+    }
+    if ranges.is_empty() {
+        ranges.push(0..pages, GFP_KERNEL)?;
+    }
+    Ok(ranges)
+}
+
 /// What `writeback` may write back, from the attribute's arguments.
 pub(crate) struct Writeback<'a> {
     /// Only idle pages.
@@ -142,7 +157,7 @@ struct Tag {
 }
 
 impl Writeback<'_> {
-    /// Writes the candidate pages of `wb` back to the backing device, largest first; see the
+    /// Writes the candidate pages `self` selects back to the backing device, largest first; see the
     /// module's documentation. `ENODEV` without a backing device. Stops with `EIO` when the
     /// `writeback_limit` is spent and with `ENOSPC` when the backing device is full; a failed
     /// write leaves its page in memory, the others go on, and the last error is returned, as
