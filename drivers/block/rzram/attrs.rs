@@ -154,49 +154,32 @@ fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 
 fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let shift = PAGE_SIZE.trailing_zeros();
-    let limit = rz.limit_pages() << shift;
-    let Some(m) = rz.storage() else {
-        return emit(
-            buf,
-            format_args!(
-                "{:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8}\n",
-                0, 0, 0, limit, 0, 0, 0, 0, 0
-            ),
-        );
-    };
-    let s = m.stats();
-    let pool = m.pool();
+    let s = rz.stats();
     emit(
         buf,
         format_args!(
             "{:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8}\n",
-            s.pages_stored.get() << shift,
-            s.compr_data_size.get(),
-            (pool.total_pages() as u64) << shift,
-            limit,
-            s.max_used_pages.get() << shift,
-            s.same_pages.get(),
-            pool.stats().pages_compacted,
-            s.huge_pages.get(),
-            s.huge_pages_since.get()
+            s.pages_stored << shift,
+            s.compr_data_size,
+            s.pool_pages << shift,
+            rz.limit_pages() << shift,
+            s.max_used_pages << shift,
+            s.same_pages,
+            s.pages_compacted,
+            s.huge_pages,
+            s.huge_pages_since
         ),
     )
 }
 
 fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let (r, w, n) = rz.storage().map_or((0, 0, 0), |m| {
-        let s = m.stats();
-        (
-            s.failed_reads.get(),
-            s.failed_writes.get(),
-            m.notify_free_count(),
-        )
-    });
+    let s = rz.stats();
+    let (r, w, n) = (s.failed_reads, s.failed_writes, s.notify_free);
     emit(buf, format_args!("{r:8} {w:8} 0 {n:8}\n"))
 }
 
 fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let stall = rz.storage().map_or(0, |m| m.stats().writestall.get());
+    let stall = rz.stats().writestall;
     // miss_free: 0. rzram's notify takes no slot lock, unlike zram's, which counts there the
     // notifies that found the slot locked.
     emit(buf, format_args!("version: 1\n{stall:8} {:8}\n", 0))
@@ -363,10 +346,8 @@ fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// in 4 KiB units, as zram.
 fn bd_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     let four_k = (PAGE_SIZE / 4096) as u64;
-    let (c, r, w) = rz.storage().map_or((0, 0, 0), |m| {
-        let s = m.stats();
-        (s.bd_count.get(), s.bd_reads.get(), s.bd_writes.get())
-    });
+    let s = rz.stats();
+    let (c, r, w) = (s.bd_count, s.bd_reads, s.bd_writes);
     emit(
         buf,
         format_args!("{:8} {:8} {:8}\n", c * four_k, r * four_k, w * four_k),

@@ -17,7 +17,9 @@
 //! take a reference (everything else); `disksize` and reset replace it under `config`, and a
 //! reset waits for an RCU grace period before it drops the old storage.
 
-use crate::{config::Config, state::MAX_PRIO, storage::Storage, writeback::WbLimit};
+use crate::{
+    config::Config, state::MAX_PRIO, stats::Snapshot, storage::Storage, writeback::WbLimit,
+};
 use core::{
     num::NonZeroU32,
     sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering},
@@ -166,6 +168,17 @@ impl Rzram {
             Some(m) => m.algorithms(),
             None => self.config.lock().algorithms(),
         }
+    }
+
+    /// The statistics now; all 0 if the device is not initialised.
+    pub(crate) fn stats(&self) -> Snapshot {
+        self.storage().map_or_else(Snapshot::default, |m| {
+            let pool = m.pool();
+            m.stats().snapshot(
+                pool.total_pages() as u64,
+                pool.stats().pages_compacted as u64,
+            )
+        })
     }
 
     /// The pool limit of `mem_limit`, in pages; 0 for none.

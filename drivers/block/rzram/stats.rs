@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Device statistics, as zram keeps them; shown in `mm_stat`, `io_stat` and `debug_stat`.
+//! Device statistics, as zram keeps them; shown in `mm_stat`, `io_stat`, `bd_stat` and
+//! `debug_stat` as a [`Snapshot`].
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -63,7 +64,8 @@ pub(crate) struct Stats {
     pub(crate) failed_writes: Counter,
     /// Pages freed by discards and write-zeroes, counted as they run, and swap notifications,
     /// counted off their path where their stale bit is cleared (`Table::free_stale`,
-    /// `Table::take`; see `SwapFreeQueue::notify`).
+    /// `Table::take`; see `SwapFreeQueue::notify`; a notify past the bitmap at once): so the
+    /// count, like `mm_stat`, lags a swap free by the drain's delay.
     pub(crate) notify_free: Counter,
     /// Writes that had to wait for memory (the allocation slow path).
     pub(crate) writestall: Counter,
@@ -73,4 +75,49 @@ pub(crate) struct Stats {
     pub(crate) bd_reads: Counter,
     /// Pages written to the backing device.
     pub(crate) bd_writes: Counter,
+}
+
+impl Stats {
+    /// The counters' values now, with the pool's pages (`pool_pages`) and compacted pages
+    /// (`pages_compacted`), which the pool counts.
+    pub(crate) fn snapshot(&self, pool_pages: u64, pages_compacted: u64) -> Snapshot {
+        Snapshot {
+            pages_stored: self.pages_stored.get(),
+            compr_data_size: self.compr_data_size.get(),
+            pool_pages,
+            max_used_pages: self.max_used_pages.get(),
+            same_pages: self.same_pages.get(),
+            pages_compacted,
+            huge_pages: self.huge_pages.get(),
+            huge_pages_since: self.huge_pages_since.get(),
+            failed_reads: self.failed_reads.get(),
+            failed_writes: self.failed_writes.get(),
+            notify_free: self.notify_free.get(),
+            writestall: self.writestall.get(),
+            bd_count: self.bd_count.get(),
+            bd_reads: self.bd_reads.get(),
+            bd_writes: self.bd_writes.get(),
+        }
+    }
+}
+
+/// The statistics' values at one moment, as the attributes show them (all 0 for a device not
+/// initialised). Sizes in pages unless named in bytes.
+#[derive(Default)]
+pub(crate) struct Snapshot {
+    pub(crate) pages_stored: u64,
+    pub(crate) compr_data_size: u64,
+    pub(crate) pool_pages: u64,
+    pub(crate) max_used_pages: u64,
+    pub(crate) same_pages: u64,
+    pub(crate) pages_compacted: u64,
+    pub(crate) huge_pages: u64,
+    pub(crate) huge_pages_since: u64,
+    pub(crate) failed_reads: u64,
+    pub(crate) failed_writes: u64,
+    pub(crate) notify_free: u64,
+    pub(crate) writestall: u64,
+    pub(crate) bd_count: u64,
+    pub(crate) bd_reads: u64,
+    pub(crate) bd_writes: u64,
 }

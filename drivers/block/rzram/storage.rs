@@ -421,14 +421,6 @@ impl Storage {
         }
     }
 
-    /// Returns `notify_free`: the pages freed by discards and write-zeroes, and the calls of
-    /// `swap_slot_free_notify`, which are not counted on their path: each stale bit is counted
-    /// when the drain or a store clears it (a notify past the bitmap at once), so the count, like
-    /// `mm_stat`, lags a swap free by the drain's delay.
-    pub(crate) fn notify_free_count(&self) -> u64 {
-        self.table.stats.notify_free.get()
-    }
-
     /// Swap freed page `index`: see [`SwapFreeQueue::notify`].
     #[inline]
     pub(crate) fn notify_free(&self, index: usize) {

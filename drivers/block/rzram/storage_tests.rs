@@ -341,10 +341,10 @@ mod tests {
         assert!(out.iter().all(|&b| b == 0));
         // Both notifies count: the first when the write cleared its bit, the second when the
         // drain did.
-        assert_eq!(storage.notify_free_count(), 2);
+        assert_eq!(storage.stats().notify_free.get(), 2);
         storage.notify_free(1);
         storage.swap_frees().deferred().flush();
-        assert_eq!(storage.notify_free_count(), 3);
+        assert_eq!(storage.stats().notify_free.get(), 3);
         Ok(())
     }
 
@@ -382,7 +382,7 @@ mod tests {
         storage.notify_free(8);
         storage.swap_frees().deferred().flush();
         assert_eq!(storage.swap_frees().deferred().stats().pushed, 3);
-        assert_eq!(storage.notify_free_count(), 4);
+        assert_eq!(storage.stats().notify_free.get(), 4);
         Ok(())
     }
 }
