@@ -4,7 +4,7 @@
 //! `recompress`, `recomp_algorithm`, `algorithm_params`, an algorithm's name), on the C parsers'
 //! semantics (`parse.rs`).
 
-use crate::parse::{c_str, kstrtoint, kstrtoull, kstrtoull_base, next_args};
+use crate::parse::{c_str, kstrtoint, kstrtoull, next_args};
 use kernel::{compress::Algorithm, error::code::*, prelude::*};
 
 /// A `writeback` write, parsed.
@@ -225,7 +225,7 @@ mod tests {
     use super::*;
     use kernel::{kunit_expect, kunit_expect_eq};
 
-    use crate::parse::memparse;
+    use crate::parse::{kstrtoull_base, memparse};
 
     #[test]
     fn writeback_args() -> Result {
