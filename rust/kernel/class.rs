@@ -166,7 +166,7 @@ unsafe extern "C" fn show_callback<T: Send + Sync + 'static>(
 /// # Safety
 ///
 /// Called by sysfs with a class registered by [`Class::register`], one of its attributes and
-/// `count` readable bytes.
+/// `count` readable bytes followed by a `NUL`.
 unsafe extern "C" fn store_callback<T: Send + Sync + 'static>(
     class: *const bindings::class,
     attr: *const bindings::class_attribute,
@@ -177,7 +177,8 @@ unsafe extern "C" fn store_callback<T: Send + Sync + 'static>(
     let inner = unsafe { inner::<T>(class) };
     // SAFETY: as in `show_callback`.
     let a = unsafe { Attribute::<Class<T>>::from_raw(attr) };
-    // SAFETY: sysfs passes `count` bytes that do not change during the call.
+    // SAFETY: sysfs passes `count` bytes and a `NUL` after them that do not change during the
+    // call.
     unsafe { a.store(&inner.data, &(), buf, count) }
 }
 

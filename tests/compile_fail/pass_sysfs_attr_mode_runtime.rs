@@ -5,7 +5,7 @@
 
 use kernel::{c_str, class::Class, prelude::*, sysfs::Attribute};
 
-fn store(_: &u32, _: &(), _: &[u8]) -> Result {
+fn store(_: &u32, _: &(), _: &CStr) -> Result {
     Ok(())
 }
 

@@ -1,11 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The grammars of zram's attributes that take words or `key=value` arguments (`writeback`,
-//! `recompress`, `recomp_algorithm`, `algorithm_params`, an algorithm's name), on the C parsers'
-//! semantics (`parse.rs`).
+//! `recompress`, `recomp_algorithm`, `algorithm_params`, an algorithm's name, a path). The words
+//! and numbers in them are the kernel's own parsers' (`kernel::str`: `next_arg()`, `kstrtoull()`,
+//! `kstrtoint()`), as zram's.
 
-use crate::parse::{c_str, kstrtoint, kstrtoull, next_args};
-use kernel::{compress::Algorithm, error::code::*, prelude::*};
+use kernel::{
+    compress::Algorithm,
+    error::code::*,
+    prelude::*,
+    str::{kstrtoint, kstrtoull, CStr, NextArgs},
+};
+
+/// A copy of a sysfs write that [`NextArgs`] may split in place, as zram's C code splits the
+/// write itself (a Rust `store` gets it read-only). The grammars below parse such a copy.
+pub(crate) fn copy(input: &CStr) -> Result<KVec<u8>> {
+    let mut buf = KVec::with_capacity(input.len_with_nul(), GFP_KERNEL)?;
+    buf.extend_from_slice(input.as_bytes_with_nul(), GFP_KERNEL)?;
+    Ok(buf)
+}
+
+/// The arguments of `buf` (a [`copy`]), as bytes.
+fn next_args(buf: &mut [u8]) -> Result<impl Iterator<Item = (&[u8], Option<&CStr>)>> {
+    Ok(NextArgs::new(buf)?.map(|(key, val)| (key.as_bytes(), val)))
+}
+
+/// `s` without one trailing newline, as zram takes a name or a path.
+pub(crate) fn strip_newline(s: &[u8]) -> &[u8] {
+    s.strip_suffix(b"\n").unwrap_or(s)
+}
+
+/// `kstrtoull(s, 10)` of the bytes of `s`, which are not `NUL`-terminated where they are: the
+/// two ends of a `page_indexes` range, which zram splits by writing a `NUL` over the `-`.
+fn kstrtoull_bytes(s: &[u8]) -> Result<u64> {
+    let mut c = KVec::with_capacity(s.len() + 1, GFP_KERNEL)?;
+    c.extend_from_slice(s, GFP_KERNEL)?;
+    c.push(0, GFP_KERNEL)?;
+    kstrtoull(CStr::from_bytes_with_nul(&c)?, 10)
+}
 
 /// A `writeback` write, parsed.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -25,25 +57,25 @@ pub(crate) struct WritebackArgs {
 /// are ignored, as in zram. With pages, the mode (if any) filters them. `EINVAL` for an unknown
 /// mode, a malformed number or range, and for a write that asks for no mode and no page;
 /// `ERANGE` for a range whose low end is above its high end.
-pub(crate) fn writeback(input: &[u8]) -> Result<WritebackArgs> {
+pub(crate) fn writeback(buf: &mut [u8]) -> Result<WritebackArgs> {
     let mut a = WritebackArgs::default();
     let mut mode = false;
-    for (key, val) in next_args(input) {
-        let m = match val {
-            None | Some(b"") => Some(key),
-            Some(v) if key == b"type" => Some(v),
-            Some(v) => {
+    for (key, val) in next_args(buf)? {
+        let m = match val.map(|v| (v, v.as_bytes())) {
+            None | Some((_, b"")) => Some(key),
+            Some((_, v)) if key == b"type" => Some(v),
+            Some((v, bytes)) => {
                 match key {
                     b"page_index" => {
                         // As 6.12: EINVAL for anything kstrtol() refuses, overflow included.
-                        let n = kstrtoull(v).map_err(|_| EINVAL)?;
+                        let n = kstrtoull(v, 10).map_err(|_| EINVAL)?;
                         a.ranges
                             .push((n, n.saturating_add(1), EINVAL), GFP_KERNEL)?;
                     }
                     b"page_indexes" => {
-                        let dash = v.iter().position(|&b| b == b'-').ok_or(EINVAL)?;
-                        let lo = kstrtoull(&v[..dash])?;
-                        let hi = kstrtoull(&v[dash + 1..])?;
+                        let dash = bytes.iter().position(|&b| b == b'-').ok_or(EINVAL)?;
+                        let lo = kstrtoull_bytes(&bytes[..dash])?;
+                        let hi = kstrtoull_bytes(&bytes[dash + 1..])?;
                         if lo > hi {
                             return Err(ERANGE);
                         }
@@ -90,33 +122,33 @@ pub(crate) struct AlgorithmParams<'a> {
 /// not absolute, and a write with no key (zram takes it). `deflate.winbits` is not range-checked
 /// here: `kernel::compress` takes 9 to 15 or -15 to -9 (the same raw window) when the device is
 /// initialised, and refuses any other there.
-pub(crate) fn algorithm_params(input: &[u8]) -> Result<AlgorithmParams<'_>> {
+pub(crate) fn algorithm_params(buf: &mut [u8]) -> Result<AlgorithmParams<'_>> {
     let mut p = AlgorithmParams::default();
     let mut seen = 0u32;
-    for (key, val) in next_args(input) {
+    for (key, val) in next_args(buf)? {
         let val = val.filter(|v| !v.is_empty()).ok_or(EINVAL)?;
         let bit = match key {
             b"algo" => {
-                p.algo = Some(val);
+                p.algo = Some(val.as_bytes());
                 1
             }
             b"priority" => {
-                p.priority = Some(kstrtoint(val)?);
+                p.priority = Some(kstrtoint(val, 10)?);
                 2
             }
             b"level" => {
-                p.level = Some(kstrtoint(val)?);
+                p.level = Some(kstrtoint(val, 10)?);
                 4
             }
             b"dict" => {
-                if val.first() != Some(&b'/') {
+                if val.as_bytes().first() != Some(&b'/') {
                     return Err(EINVAL);
                 }
-                p.dict = Some(val);
+                p.dict = Some(val.as_bytes());
                 8
             }
             b"deflate.winbits" => {
-                p.deflate_winbits = Some(kstrtoint(val)?);
+                p.deflate_winbits = Some(kstrtoint(val, 10)?);
                 16
             }
             _ => return Err(EINVAL),
@@ -134,13 +166,13 @@ pub(crate) fn algorithm_params(input: &[u8]) -> Result<AlgorithmParams<'_>> {
 
 /// `recomp_algorithm`: `algo=NAME` and `priority=N` (1 by default), as zram: `EINVAL` without
 /// `algo=` or for a key without a value; other keys are ignored.
-pub(crate) fn recomp_algorithm(input: &[u8]) -> Result<(&[u8], i32)> {
+pub(crate) fn recomp_algorithm(buf: &mut [u8]) -> Result<(&[u8], i32)> {
     let (mut algo, mut prio) = (None, 1);
-    for (key, val) in next_args(input) {
+    for (key, val) in next_args(buf)? {
         let val = val.filter(|v| !v.is_empty()).ok_or(EINVAL)?;
         match key {
-            b"algo" => algo = Some(val),
-            b"priority" => prio = kstrtoint(val)?,
+            b"algo" => algo = Some(val.as_bytes()),
+            b"priority" => prio = kstrtoint(val, 10)?,
             _ => {}
         }
     }
@@ -162,7 +194,7 @@ pub(crate) struct RecompressArgs<'a> {
 /// `priority=N`. As zram: `EINVAL` for a key without a value, the numbers' own errors
 /// (`kstrtouint`, `kstrtoull`), other keys ignored. An unknown `type` is `EINVAL` (6.12 ignored
 /// it and recompressed every page).
-pub(crate) fn recompress(input: &[u8]) -> Result<RecompressArgs<'_>> {
+pub(crate) fn recompress(buf: &mut [u8]) -> Result<RecompressArgs<'_>> {
     let mut a = RecompressArgs {
         idle: false,
         huge: false,
@@ -171,37 +203,38 @@ pub(crate) fn recompress(input: &[u8]) -> Result<RecompressArgs<'_>> {
         algo: None,
         priority: None,
     };
-    for (key, val) in next_args(input) {
+    for (key, val) in next_args(buf)? {
         let val = val.filter(|v| !v.is_empty()).ok_or(EINVAL)?;
         match key {
             b"type" => {
-                (a.idle, a.huge) = match val {
+                (a.idle, a.huge) = match val.as_bytes() {
                     b"idle" => (true, false),
                     b"huge" => (false, true),
                     b"huge_idle" => (true, true),
                     _ => return Err(EINVAL),
                 }
             }
-            b"max_pages" => a.max_pages = kstrtoull(val)?,
+            b"max_pages" => a.max_pages = kstrtoull(val, 10)?,
             b"threshold" => {
-                a.threshold = u64::from(u32::try_from(kstrtoull(val)?).map_err(|_| ERANGE)?)
+                a.threshold = u64::from(u32::try_from(kstrtoull(val, 10)?).map_err(|_| ERANGE)?)
             }
-            b"algo" => a.algo = Some(val),
-            b"priority" => a.priority = Some(u32::try_from(kstrtoull(val)?).map_err(|_| ERANGE)?),
+            b"algo" => a.algo = Some(val.as_bytes()),
+            b"priority" => {
+                a.priority = Some(u32::try_from(kstrtoull(val, 10)?).map_err(|_| ERANGE)?)
+            }
             _ => {}
         }
     }
     Ok(a)
 }
 
-/// The algorithm name of a `comp_algorithm` write: the input up to a NUL, without one trailing
-/// newline. `E2BIG` if it is 128 bytes or longer (`CRYPTO_MAX_ALG_NAME`), as zram checks.
+/// The algorithm name of a `comp_algorithm` write: the input without one trailing newline.
+/// `E2BIG` if it is 128 bytes or longer (`CRYPTO_MAX_ALG_NAME`), as zram checks.
 pub(crate) fn algorithm_name(input: &[u8]) -> Result<&[u8]> {
-    let s = c_str(input);
-    if s.len() >= 128 {
+    if input.len() >= 128 {
         return Err(E2BIG);
     }
-    Ok(s.strip_suffix(b"\n").unwrap_or(s))
+    Ok(strip_newline(input))
 }
 
 /// The algorithm called `name` (without a trailing newline): `E2BIG` for 128 bytes or more,
@@ -211,8 +244,7 @@ pub(crate) fn algorithm_name(input: &[u8]) -> Result<&[u8]> {
 /// newline is ignored too (`"lz4\n\n"` is lz4). zram then stores the name with that newline, so
 /// that its `comp_algorithm` shows no algorithm selected; rzram shows lz4.
 pub(crate) fn algorithm(name: &[u8]) -> Result<Algorithm> {
-    let name = algorithm_name(name)?;
-    let name = name.strip_suffix(b"\n").unwrap_or(name);
+    let name = strip_newline(algorithm_name(name)?);
     core::str::from_utf8(name)
         .ok()
         .and_then(Algorithm::from_name)
@@ -225,11 +257,18 @@ mod tests {
     use super::*;
     use kernel::{kunit_expect, kunit_expect_eq};
 
-    use crate::parse::{kstrtoull_base, memparse};
+    /// `input` as a [`copy`] of a write holds it.
+    fn buf(input: &[u8]) -> KVec<u8> {
+        let mut b = KVec::new();
+        // A test's input is short; a failed allocation fails the test.
+        let _ = b.extend_from_slice(input, GFP_KERNEL);
+        let _ = b.push(0, GFP_KERNEL);
+        b
+    }
 
     #[test]
     fn writeback_args() -> Result {
-        let mode = |i: &[u8]| writeback(i).map(|a| (a.idle, a.huge, a.incompressible));
+        let mode = |i: &[u8]| writeback(&mut buf(i)).map(|a| (a.idle, a.huge, a.incompressible));
         for form in [&b"idle"[..], b"idle\n", b"type=idle", b" type=idle \n"] {
             kunit_expect_eq!(mode(form), Ok((true, false, false)));
         }
@@ -248,9 +287,9 @@ mod tests {
             b"IDLE",
             b"foo=bar",
         ] {
-            kunit_expect_eq!(writeback(bad).err(), Some(EINVAL));
+            kunit_expect_eq!(writeback(&mut buf(bad)).err(), Some(EINVAL));
         }
-        let a = writeback(b"page_index=5 page_index=7 page_indexes=10-12")?;
+        let a = writeback(&mut buf(b"page_index=5 page_index=7 page_indexes=10-12"))?;
         kunit_expect!(!a.idle && !a.huge && !a.incompressible);
         // The indexes below rely on it.
         assert_eq!(a.ranges.len(), 3);
@@ -260,39 +299,39 @@ mod tests {
         kunit_expect_eq!(a.ranges[0].2, EINVAL);
         kunit_expect_eq!(a.ranges[2].2, ERANGE);
         // Pages filtered by a mode.
-        let a = writeback(b"page_indexes=0-3 type=idle")?;
+        let a = writeback(&mut buf(b"page_indexes=0-3 type=idle"))?;
         kunit_expect!(a.idle && a.ranges.len() == 1);
-        kunit_expect_eq!(writeback(b"page_indexes=4-3").err(), Some(ERANGE));
+        kunit_expect_eq!(writeback(&mut buf(b"page_indexes=4-3")).err(), Some(ERANGE));
         for bad in [
             &b"page_index=x"[..],
             b"page_index=-1",
             b"page_indexes=4",
             b"page_indexes=a-3",
         ] {
-            kunit_expect_eq!(writeback(bad).err(), Some(EINVAL));
+            kunit_expect_eq!(writeback(&mut buf(bad)).err(), Some(EINVAL));
         }
         // Overflow: EINVAL for page_index (as 6.12), ERANGE for page_indexes (as 6.16).
         let huge = b"page_index=99999999999999999999";
-        kunit_expect_eq!(writeback(huge).err(), Some(EINVAL));
+        kunit_expect_eq!(writeback(&mut buf(huge)).err(), Some(EINVAL));
         let huge = b"page_indexes=0-99999999999999999999";
-        kunit_expect_eq!(writeback(huge).err(), Some(ERANGE));
+        kunit_expect_eq!(writeback(&mut buf(huge)).err(), Some(ERANGE));
         Ok(())
     }
 
     #[test]
     fn algorithm_params_syntax() {
-        let p = algorithm_params(b"algo=zstd level=8\n");
+        let mut b = buf(b"algo=zstd level=8\n");
         kunit_expect_eq!(
-            p,
+            algorithm_params(&mut b),
             Ok(AlgorithmParams {
                 algo: Some(b"zstd"),
                 level: Some(8),
                 ..Default::default()
             })
         );
-        let p = algorithm_params(b"  priority=0   deflate.winbits=12 dict=\"/etc/a b\"");
+        let mut b = buf(b"  priority=0   deflate.winbits=12 dict=\"/etc/a b\"");
         kunit_expect_eq!(
-            p,
+            algorithm_params(&mut b),
             Ok(AlgorithmParams {
                 priority: Some(0),
                 deflate_winbits: Some(12),
@@ -300,7 +339,8 @@ mod tests {
                 ..Default::default()
             })
         );
-        kunit_expect_eq!(algorithm_params(b"level=-3").map(|p| p.level), Ok(Some(-3)));
+        let level = algorithm_params(&mut buf(b"level=-3")).map(|p| p.level);
+        kunit_expect_eq!(level, Ok(Some(-3)));
         for bad in [
             &b""[..],
             b"\n",
@@ -312,27 +352,24 @@ mod tests {
             b"dict=relative/path",
             b"algo=",
         ] {
-            kunit_expect_eq!(algorithm_params(bad).err(), Some(EINVAL));
+            kunit_expect_eq!(algorithm_params(&mut buf(bad)).err(), Some(EINVAL));
         }
-        kunit_expect_eq!(algorithm_params(b"level=99999999999").err(), Some(ERANGE));
+        let huge = algorithm_params(&mut buf(b"level=99999999999")).err();
+        kunit_expect_eq!(huge, Some(ERANGE));
     }
 
     #[test]
     fn recompression_syntax() {
-        kunit_expect_eq!(recomp_algorithm(b"algo=zstd"), Ok((&b"zstd"[..], 1)));
+        let mut b = buf(b"algo=zstd");
+        kunit_expect_eq!(recomp_algorithm(&mut b), Ok((&b"zstd"[..], 1)));
+        let mut b = buf(b"algo=lz4hc priority=3\n");
+        kunit_expect_eq!(recomp_algorithm(&mut b), Ok((&b"lz4hc"[..], 3)));
+        for bad in [&b"priority=2"[..], b"algo=", b"algo=zstd priority=x"] {
+            kunit_expect_eq!(recomp_algorithm(&mut buf(bad)).err(), Some(EINVAL));
+        }
+        let mut b = buf(b"type=huge_idle threshold=1000 max_pages=7 algo=zstd priority=2");
         kunit_expect_eq!(
-            recomp_algorithm(b"algo=lz4hc priority=3\n"),
-            Ok((&b"lz4hc"[..], 3))
-        );
-        kunit_expect_eq!(recomp_algorithm(b"priority=2").err(), Some(EINVAL));
-        kunit_expect_eq!(recomp_algorithm(b"algo=").err(), Some(EINVAL));
-        kunit_expect_eq!(
-            recomp_algorithm(b"algo=zstd priority=x").err(),
-            Some(EINVAL)
-        );
-        let r = recompress(b"type=huge_idle threshold=1000 max_pages=7 algo=zstd priority=2");
-        kunit_expect_eq!(
-            r,
+            recompress(&mut b),
             Ok(RecompressArgs {
                 idle: true,
                 huge: true,
@@ -342,83 +379,56 @@ mod tests {
                 priority: Some(2),
             })
         );
-        let r = recompress(b"type=idle");
-        kunit_expect!(r.is_ok_and(|r| r.idle && !r.huge && r.max_pages == u64::MAX));
-        kunit_expect_eq!(recompress(b"type=colder").err(), Some(EINVAL));
-        kunit_expect_eq!(recompress(b"type").err(), Some(EINVAL));
-        kunit_expect_eq!(recompress(b"threshold=-1").err(), Some(EINVAL));
-        kunit_expect_eq!(recompress(b"threshold=4294967296").err(), Some(ERANGE));
-        kunit_expect_eq!(recompress(b"max_pages=x").err(), Some(EINVAL));
+        let r = recompress(&mut buf(b"type=idle")).map(|r| (r.idle, r.huge, r.max_pages));
+        kunit_expect_eq!(r, Ok((true, false, u64::MAX)));
         // An `=` first in an argument is no separator to next_arg(): "=1" has no value.
-        kunit_expect_eq!(recompress(b"=1").err(), Some(EINVAL));
-        kunit_expect!(recompress(b"colour=1").is_ok());
-        kunit_expect_eq!(
-            next_args(b"=a=b").next(),
-            Some((&b"=a"[..], Some(&b"b"[..])))
-        );
-        // Quotes as next_arg() takes them: an opening quote goes from the key too, and a closing
-        // one only goes with an opening one (of the argument or of the value).
-        let mut it = next_args(b"\"algo=zstd\" type=\"a b\" k=v");
-        kunit_expect_eq!(it.next(), Some((&b"algo"[..], Some(&b"zstd"[..]))));
-        kunit_expect_eq!(it.next(), Some((&b"type"[..], Some(&b"a b"[..]))));
-        kunit_expect_eq!(it.next(), Some((&b"k"[..], Some(&b"v"[..]))));
-        kunit_expect_eq!(it.next(), None);
-        kunit_expect_eq!(next_args(b"idle\"").next(), Some((&b"idle\""[..], None)));
-        kunit_expect_eq!(
-            next_args(b"algo=lz4\"").next(),
-            Some((&b"algo"[..], Some(&b"lz4\""[..])))
-        );
-        kunit_expect_eq!(next_args(b"\"idle\"").next(), Some((&b"idle"[..], None)));
-        kunit_expect_eq!(next_args(b"a=\"").next(), Some((&b"a"[..], Some(&b""[..]))));
-        kunit_expect_eq!(next_args(b"\"").next(), Some((&b""[..], None)));
-        kunit_expect_eq!(
-            next_args(b"\"=a=\"b\"\"").next(),
-            Some((&b"=a"[..], Some(&b"b\""[..])))
-        );
-        // The kernel's isspace() takes vertical tab and Latin-1's no-break space.
-        kunit_expect_eq!(
-            next_args(b"\xa0k=v\x0b").next(),
-            Some((&b"k"[..], Some(&b"v"[..])))
-        );
+        for bad in [
+            &b"type=colder"[..],
+            b"type",
+            b"threshold=-1",
+            b"max_pages=x",
+            b"=1",
+        ] {
+            kunit_expect_eq!(recompress(&mut buf(bad)).err(), Some(EINVAL));
+        }
+        let big = recompress(&mut buf(b"threshold=4294967296")).err();
+        kunit_expect_eq!(big, Some(ERANGE));
+        kunit_expect!(recompress(&mut buf(b"colour=1")).is_ok());
     }
 
-    /// The largest numbers each parser takes, and the next: the value, an error, or (memparse) a
-    /// value wrapped as by C, never an overflow.
+    /// The largest numbers each grammar takes, and the next: the value or an error, never an
+    /// overflow.
     #[test]
     fn extreme_numbers() -> Result {
-        let a = writeback(b"page_index=18446744073709551615")?;
+        let a = writeback(&mut buf(b"page_index=18446744073709551615"))?;
         // The index below relies on it.
         assert_eq!(a.ranges.len(), 1);
         kunit_expect_eq!((a.ranges[0].0, a.ranges[0].1), (u64::MAX, u64::MAX));
-        let a = writeback(b"page_indexes=18446744073709551615-18446744073709551615")?;
+        let max = b"page_indexes=18446744073709551615-18446744073709551615";
+        let a = writeback(&mut buf(max))?;
         assert_eq!(a.ranges.len(), 1);
         kunit_expect_eq!((a.ranges[0].0, a.ranges[0].1), (u64::MAX, u64::MAX));
-        let r = recompress(b"priority=4294967295 threshold=4294967295")?;
+        let mut b = buf(b"priority=4294967295 threshold=4294967295");
+        let r = recompress(&mut b)?;
         kunit_expect_eq!(
             (r.priority, r.threshold),
             (Some(u32::MAX), u64::from(u32::MAX))
         );
-        let r = recompress(b"max_pages=18446744073709551615")?;
-        kunit_expect_eq!(r.max_pages, u64::MAX);
-        kunit_expect_eq!(recompress(b"priority=4294967296").err(), Some(ERANGE));
-        kunit_expect_eq!(recompress(b"priority=-1").err(), Some(EINVAL));
+        let mut b = buf(b"max_pages=18446744073709551615");
+        kunit_expect_eq!(recompress(&mut b)?.max_pages, u64::MAX);
+        let big = recompress(&mut buf(b"priority=4294967296")).err();
+        kunit_expect_eq!(big, Some(ERANGE));
+        let neg = recompress(&mut buf(b"priority=-1")).err();
+        kunit_expect_eq!(neg, Some(EINVAL));
+        let mut b = buf(b"algo=zstd priority=-2147483648");
+        kunit_expect_eq!(recomp_algorithm(&mut b), Ok((&b"zstd"[..], i32::MIN)));
+        let mut b = buf(b"priority=2147483647 level=-2147483648");
         kunit_expect_eq!(
-            recomp_algorithm(b"algo=zstd priority=-2147483648"),
-            Ok((&b"zstd"[..], i32::MIN))
-        );
-        let p = algorithm_params(b"priority=2147483647 level=-2147483648");
-        kunit_expect_eq!(
-            p.map(|p| (p.priority, p.level)),
+            algorithm_params(&mut b).map(|p| (p.priority, p.level)),
             Ok((Some(i32::MAX), Some(i32::MIN)))
         );
-        let p = algorithm_params(b"deflate.winbits=-2147483649");
-        kunit_expect_eq!(p.err(), Some(ERANGE));
-        kunit_expect_eq!(memparse(b"18446744073709551615"), (u64::MAX, true));
-        kunit_expect_eq!(memparse(b"18446744073709551616"), (0, true));
-        kunit_expect_eq!(memparse(b"16E"), (0, true));
-        kunit_expect_eq!(memparse(b"0xffffffffffffffffK"), (u64::MAX << 10, true));
-        kunit_expect_eq!(kstrtoull_base(b"01777777777777777777777", 0), Ok(u64::MAX));
-        kunit_expect_eq!(kstrtoull_base(b"02000000000000000000000", 0), Err(ERANGE));
+        let p = algorithm_params(&mut buf(b"deflate.winbits=-2147483649")).err();
+        kunit_expect_eq!(p, Some(ERANGE));
         Ok(())
     }
 

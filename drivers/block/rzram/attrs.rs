@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's sysfs attributes, in `/sys/block/<disk>/`, with zram's names, modes, formats and
-//! errors. Each parses its input (`parse.rs`, `args.rs`) and delegates to the device
+//! errors. Each parses its input (the kernel's parsers in `kernel::str`, and zram's grammars in
+//! `args.rs`) and delegates to the device
 //! (`device.rs`), its storage (`storage.rs`) or a post-processing operation (`recompress.rs`,
 //! `writeback.rs`), and formats what it shows.
 
 use crate::{
     args::{self, algorithm, algorithm_params, recomp_algorithm, recompress},
     device::Rzram,
-    parse::{
-        self, kstrtobool, kstrtou16, kstrtoul, kstrtoull, kstrtoull_base, memparse, sysfs_streq,
-    },
     recompress::Recompress,
     slots,
     state::{self, MAX_PRIO},
@@ -28,7 +26,7 @@ use kernel::{
     error::code::*,
     page::PAGE_SIZE,
     prelude::*,
-    str::CStr,
+    str::{kstrtobool, kstrtou16, kstrtoul, kstrtoull, memparse, sysfs_streq, CStr},
     sysfs::{Attribute, SysfsBuf},
 };
 
@@ -44,7 +42,7 @@ fn disksize_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     emit(buf, format_args!("{size}\n"))
 }
 
-fn disksize_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
+fn disksize_store(rz: &Rzram, d: &Disk, input: &CStr) -> Result {
     let (size, _) = memparse(input);
     if size == 0 {
         return Err(EINVAL);
@@ -56,8 +54,8 @@ fn initstate_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     emit(buf, format_args!("{}\n", u32::from(rz.storage().is_some())))
 }
 
-fn reset_store(rz: &Rzram, d: &Disk, input: &[u8]) -> Result {
-    if kstrtou16(input)? == 0 {
+fn reset_store(rz: &Rzram, d: &Disk, input: &CStr) -> Result {
+    if kstrtou16(input, 10)? == 0 {
         return Err(EINVAL);
     }
     rz.claim(d)?;
@@ -97,8 +95,9 @@ fn recomp_algorithm_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Resul
 /// `recomp_algorithm`: `algo=NAME [priority=N]` (1 to 3, 1 by default) sets a secondary
 /// algorithm, as zram: `EINVAL` without `algo=`, for another key without a value, an unknown
 /// name or a priority out of range, `EBUSY` once initialised.
-fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let (name, prio) = recomp_algorithm(input)?;
+fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let mut buf = args::copy(input)?;
+    let (name, prio) = recomp_algorithm(&mut buf)?;
     let prio = usize::try_from(prio)
         .ok()
         .filter(|p| (1..MAX_PRIO).contains(p))
@@ -112,8 +111,9 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// not below the huge class size and for an algorithm that is not a secondary one; a priority
 /// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs,
 /// `EINVAL` if a reset came first.
-fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let args = recompress(input)?;
+fn recompress_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let mut buf = args::copy(input)?;
+    let args = recompress(&mut buf)?;
     let m = rz.storage().ok_or(EINVAL)?;
     if args.threshold >= m.pool().huge_class_size() as u64 {
         return Err(EINVAL);
@@ -125,8 +125,8 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
     r
 }
 
-fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let alg = algorithm(input)?;
+fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let alg = algorithm(input.as_bytes())?;
     rz.configure(Some(ALGORITHM_BUSY), |cfg| cfg.set_algorithm(0, alg))
 }
 
@@ -135,8 +135,9 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// does not check), `EINVAL` for a `priority=` or `algo=` that names no configured algorithm or
 /// two different ones, and for `dict=` (zram's errno for a dictionary it cannot load: rzram does
 /// not load dictionaries yet). `deflate.winbits=` is checked by `disksize`.
-fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let p = algorithm_params(input)?;
+fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let mut buf = args::copy(input)?;
+    let p = algorithm_params(&mut buf)?;
     rz.configure(None, |cfg| {
         let prio = cfg.params_priority(p.priority, p.algo)?;
         if p.dict.is_some() {
@@ -185,21 +186,21 @@ fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
     emit(buf, format_args!("version: 1\n{stall:8} {:8}\n", 0))
 }
 
-fn compact_store(rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
+fn compact_store(rz: &Rzram, _d: &Disk, _input: &CStr) -> Result {
     rz.compact()
 }
 
-fn mem_limit_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let (limit, parsed) = memparse(input);
-    if !parsed {
+fn mem_limit_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let (limit, rest) = memparse(input);
+    if rest.len() == input.len() {
         return Err(EINVAL);
     }
     rz.set_limit_pages(limit.div_ceil(PAGE_SIZE as u64));
     Ok(())
 }
 
-fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    match kstrtoul(input) {
+fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    match kstrtoul(input, 10) {
         Ok(0) => {}
         _ => return Err(EINVAL),
     }
@@ -211,13 +212,13 @@ fn mem_used_max_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// that long and clears the mark of the others. `EINVAL` for anything else (overflow included, as
 /// zram), before `disksize`, and for a number without `CONFIG_RZRAM_TRACK_ENTRY_ACTIME` (as zram
 /// without `CONFIG_ZRAM_TRACK_ENTRY_ACTIME`).
-fn idle_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let cutoff = if sysfs_streq(input, b"all") {
+fn idle_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let cutoff = if sysfs_streq(input, c_str!("all")) {
         i64::MAX
     } else if cfg!(not(CONFIG_RZRAM_TRACK_ENTRY_ACTIME)) {
         return Err(EINVAL);
     } else {
-        let age = kstrtoull_base(input, 0).map_err(|_| EINVAL)?;
+        let age = kstrtoull(input, 0).map_err(|_| EINVAL)?;
         let age = i64::try_from(age).unwrap_or(i64::MAX);
         i64::from(state::now_secs()).saturating_sub(age)
     };
@@ -244,10 +245,10 @@ fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 /// one set before. As zram: `EBUSY` once initialised, the open's error (`ENOENT`, `EBUSY` if the
 /// device is in use, ...), `ENOTBLK` for a file that is not a block device, `EINVAL` for an
 /// empty device.
-fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let busy = "Can't setup backing device for initialized device";
     rz.configure(Some(busy), |cfg| {
-        let name = parse::path(input);
+        let name = args::strip_newline(input.as_bytes());
         let mut path = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
         path.extend_from_slice(name, GFP_KERNEL)?;
         path.push(0, GFP_KERNEL)?;
@@ -267,8 +268,9 @@ fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
 /// `page_index` beyond the disk (`ERANGE` for `page_indexes`), `EAGAIN` while another
 /// post-processing runs, `EINVAL` if a reset came first (zram's device, reset under its lock,
 /// is then uninitialised), `ENODEV` without a backing device, then what the writeback returns.
-fn writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let args = args::writeback(input)?;
+fn writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let mut buf = args::copy(input)?;
+    let args = args::writeback(&mut buf)?;
     let m = rz.storage().ok_or(EINVAL)?;
     let ranges = writeback::page_ranges(&args, m.pages())?;
     let _pp = rz.post_processing(&m)?;
@@ -292,8 +294,8 @@ fn writeback_limit_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result
 }
 
 /// `writeback_limit`: how much may be written back while the limit is enabled, in 4 KiB units.
-fn writeback_limit_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let l = kstrtoull(input).map_err(|_| EINVAL)?;
+fn writeback_limit_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let l = kstrtoull(input, 10).map_err(|_| EINVAL)?;
     rz.wb_limit().set_limit(l);
     Ok(())
 }
@@ -304,8 +306,8 @@ fn writeback_limit_enable_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) ->
 }
 
 /// `writeback_limit_enable`: a number, not 0 to enable, as zram.
-fn writeback_limit_enable_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let on = kstrtoull(input).map_err(|_| EINVAL)? != 0;
+fn writeback_limit_enable_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let on = kstrtoull(input, 10).map_err(|_| EINVAL)? != 0;
     rz.wb_limit().set_enabled(on);
     Ok(())
 }
@@ -317,8 +319,8 @@ fn writeback_batch_size_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> R
 
 /// `writeback_batch_size`: the writes `writeback` keeps in flight, as zram since 6.19; `EINVAL`
 /// for 0 or anything but a number that fits 32 bits.
-fn writeback_batch_size_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
-    let b = kstrtoull(input).map_err(|_| EINVAL)?;
+fn writeback_batch_size_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
+    let b = kstrtoull(input, 10).map_err(|_| EINVAL)?;
     let b = u32::try_from(b)
         .ok()
         .and_then(NonZeroU32::new)
@@ -334,7 +336,7 @@ fn compressed_writeback_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> R
 
 /// `compressed_writeback`: write pages back as stored, compressed, and decompress them when read
 /// back, as zram since 7.0; a boolean (`kstrtobool`), `EBUSY` once initialised.
-fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &[u8]) -> Result {
+fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let on = kstrtobool(input)?;
     rz.configure(None, |cfg| {
         cfg.set_compressed_writeback(on);
@@ -358,7 +360,7 @@ fn max_comp_streams_show(_rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Resu
     emit(buf, format_args!("{}\n", num_online_cpus()))
 }
 
-fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &[u8]) -> Result {
+fn max_comp_streams_store(_rz: &Rzram, _d: &Disk, _input: &CStr) -> Result {
     // Accepted and ignored, as by zram since streams became per-CPU.
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! This file is the module: its parameters and the control class with `hot_add` and
 //! `hot_remove`. The other files, each using only those listed before it:
 //!
-//! - `parse.rs`: the C parsers' semantics; `args.rs`: the attributes' grammars on them;
+//! - `args.rs`: the attributes' grammars, on the kernel's parsers (`kernel::str`);
 //!   `stats.rs`: the statistics; `state.rs`: a slot's state in its lock word; `bitmaps.rs`: the
 //!   backing device's blocks in use and the stale slots;
 //! - `slots.rs`: the slot table; `candidates.rs`: post-processing's candidates in it;
@@ -35,7 +35,6 @@ mod candidates;
 mod config;
 mod device;
 mod io;
-mod parse;
 mod recompress;
 mod slots;
 mod state;
@@ -57,6 +56,7 @@ use kernel::{
     new_mutex,
     page::PAGE_SIZE,
     prelude::*,
+    str::kstrtoint,
     sync::Arc,
     sync::Mutex,
     sysfs::{Attribute, SysfsBuf},
@@ -213,8 +213,8 @@ fn hot_add_show(c: &Arc<Control>, _: &(), buf: &mut SysfsBuf<'_>) -> Result {
     writeln!(buf, "{id}").map_err(|_| EINVAL)
 }
 
-fn hot_remove_store(c: &Arc<Control>, _: &(), input: &[u8]) -> Result {
-    let id = parse::kstrtoint(input)?;
+fn hot_remove_store(c: &Arc<Control>, _: &(), input: &CStr) -> Result {
+    let id = kstrtoint(input, 10)?;
     let id = usize::try_from(id).map_err(|_| EINVAL)?;
     c.remove(id)
 }

@@ -49,8 +49,12 @@ pub type ShowFn<O> =
     fn(&<O as AttributeOwner>::Data, &<O as AttributeOwner>::Context, &mut SysfsBuf<'_>) -> Result;
 
 /// The `store` of an [`Attribute`]: parses the input and applies it.
+///
+/// The input is what C code sees of the write: its bytes up to the first `NUL` (sysfs ends every
+/// write with one), so that the kernel's parsers ([`kstrtoull`](crate::str::kstrtoull) and the
+/// others in [`crate::str`]) take it as it is.
 pub type StoreFn<O> =
-    fn(&<O as AttributeOwner>::Data, &<O as AttributeOwner>::Context, &[u8]) -> Result;
+    fn(&<O as AttributeOwner>::Data, &<O as AttributeOwner>::Context, &CStr) -> Result;
 
 /// The C attribute of an [`Attribute<O>`], laid out as `O::Raw`.
 #[repr(C)]
@@ -162,9 +166,9 @@ impl<O: AttributeOwner> Attribute<O> {
     /// # Examples
     ///
     /// ```
-    /// use kernel::{c_str, class::Class, sysfs::Attribute};
+    /// use kernel::{c_str, class::Class, str::CStr, sysfs::Attribute};
     ///
-    /// fn store(_: &u32, _: &(), _: &[u8]) -> Result {
+    /// fn store(_: &u32, _: &(), _: &CStr) -> Result {
     ///     Ok(())
     /// }
     /// // Only its owner may write it; it cannot be read.
@@ -278,8 +282,8 @@ impl<O: AttributeOwner> Attribute<O> {
     ///
     /// # Safety
     ///
-    /// `buf` must point to `count` bytes that stay unchanged during the call, as sysfs hands a
-    /// `store`.
+    /// `buf` must point to `count` bytes and a `NUL` after them, that stay unchanged during the
+    /// call, as sysfs hands a `store` (`kernfs_fop_write_iter()` adds the `NUL`).
     pub(crate) unsafe fn store(
         &self,
         data: &O::Data,
@@ -290,8 +294,9 @@ impl<O: AttributeOwner> Attribute<O> {
         let Some(store) = self.store else {
             return EIO.to_errno() as isize;
         };
-        // SAFETY: `buf` holds `count` readable bytes, by the caller's promise.
-        let input = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), count) };
+        // SAFETY: `buf` is a `NUL`-terminated string (of at most `count` bytes before its first
+        // `NUL`) that stays unchanged during the call, by the caller's promise.
+        let input = unsafe { CStr::from_char_ptr(buf) };
         match store(data, ctx, input) {
             Ok(()) => count as isize,
             Err(e) => e.to_errno() as isize,

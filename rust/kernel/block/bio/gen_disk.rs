@@ -317,7 +317,7 @@ unsafe extern "C" fn show_callback<T: Operations>(
 /// # Safety
 ///
 /// Called by sysfs with the device of a disk of a `GenDisk<T>`, one of the attributes it was
-/// registered with, and `count` readable bytes.
+/// registered with, and `count` readable bytes followed by a `NUL`.
 unsafe extern "C" fn store_callback<T: Operations>(
     dev: *mut bindings::device,
     attr: *mut bindings::device_attribute,
@@ -332,6 +332,7 @@ unsafe extern "C" fn store_callback<T: Operations>(
     let t = unsafe { state::<T>(disk) };
     // SAFETY: as in `show_callback`.
     let d = unsafe { Disk::from_raw(disk) };
-    // SAFETY: sysfs passes `count` bytes that do not change during the call.
+    // SAFETY: sysfs passes `count` bytes and a `NUL` after them that do not change during the
+    // call.
     unsafe { a.store(t, d, buf, count) }
 }
