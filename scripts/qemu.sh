@@ -179,12 +179,13 @@ if [ $rc = 124 ] || [ $rc = 137 ]; then
 fi
 
 # TAP results; anything without one failed. tap_result N NAME prints
-# ok, not-ok or none (a console line may carry kernel output before it).
+# ok, skip (an "ok" with kselftest's "# SKIP" directive: guest/init's exit
+# status 4), not-ok or none (a console line may carry kernel output before it).
 tap_result() {
 	tr -d '\r' <"$log" | awk -v n="$1" -v t="$2" '
-		{ sub(/[ \t]+#.*$/, "") }
+		{ skip = ($0 ~ /[ \t]#[ \t]*SKIP/); sub(/[ \t]+#.*$/, "") }
 		$0 ~ ("(^|[^a-z])not ok " n " - " t "$") { r = "not-ok"; next }
-		$0 ~ ("(^|[^a-z])ok " n " - " t "$") && r == "" { r = "ok" }
+		$0 ~ ("(^|[^a-z])ok " n " - " t "$") && r == "" { r = (skip ? "skip" : "ok") }
 		END { print (r == "" ? "none" : r) }'
 }
 fails=0
@@ -195,6 +196,8 @@ for t in "${names[@]}"; do
 	r=$(tap_result "$i" "$t")
 	if [ "$r" = ok ]; then
 		echo "PASS $arch:$t" >>"$results"
+	elif [ "$r" = skip ]; then
+		echo "SKIP $arch:$t" >>"$results"
 	else
 		[ "$r" = none ] && echo "qemu: $arch:$t has no result (timeout or crash)" >&2
 		echo "FAIL $arch:$t" >>"$results"

@@ -10,6 +10,13 @@ fail() {
 	exit 1
 }
 
+# skip REASON: what the test needs is not in this kernel; exit status 4 is
+# kselftest's KSFT_SKIP, which guest/init reports "ok ... # SKIP REASON".
+skip() {
+	echo "SKIP: $*"
+	exit 4
+}
+
 # dev_setup SIZE [ALGORITHM]: reset device 0 and give it a disksize.
 dev_setup() {
 	[ -d "$SYS" ] || fail "$SYS does not exist: is $DEV built into this kernel?"
