@@ -9,7 +9,8 @@
 ARCH ?= arm64
 VARIANT ?= test
 TESTS ?= swap_onoff,swap_pressure,ext4
-SUPPORTED_ARCHES := arm64 x86_64
+# The architectures are defined once, in scripts/lib.sh, which checks them too.
+SUPPORTED_ARCHES := $(shell bash -c '. scripts/lib.sh && echo $$SUPPORTED_ARCHES')
 S := scripts
 
 .PHONY: all help deps tree kernel image boot guest-test run test kunit check \
@@ -25,7 +26,7 @@ help:
 	@echo "make kernel ARCH=a        build the kernel (ARCH: $(SUPPORTED_ARCHES); VARIANT=test|bench|stock)"
 	@echo "make image ARCH=a         build the guest initramfs"
 	@echo "make guest-test ARCH=a TESTS=x,y   run in-guest tests (names from tests/guest)"
-	@echo "make kunit [SUITE=glob]   KUnit suites through kunit.py on arm64"
+	@echo "make kunit [SUITE=glob]   KUnit suites through kunit.py (ARCH=x86_64: on a kernel of its own)"
 	@echo "make check                static gates (checkpatch, rustfmt)"
 	@echo "make zsmalloc32           32-bit (ARCH=arm) compile of mm/zsmalloc.o"
 	@echo "make bench                benchmarks against stock zram"
@@ -40,8 +41,7 @@ help:
 	@echo "                          (SERIES_CHECK_NOBUILD=1: no builds)"
 
 check-arch:
-	@case " $(SUPPORTED_ARCHES) " in *" $(ARCH) "*) ;; \
-	*) echo "error: unsupported ARCH '$(ARCH)' (supported: $(SUPPORTED_ARCHES))" >&2; exit 1 ;; esac
+	@bash -c '. $(S)/lib.sh && check_arch "$$1"' check-arch $(ARCH)
 
 deps:
 	@bash $(S)/deps.sh
@@ -66,9 +66,9 @@ run:
 test:
 	@bash $(S)/test.sh
 
-kunit: tree
-	@bash $(S)/kernel.sh arm64 test
-	@bash $(S)/kunit.sh $(SUITE)
+kunit: check-arch tree
+	@bash $(S)/kernel.sh $(ARCH) $(if $(filter x86_64,$(ARCH)),kunit,test)
+	@bash $(S)/kunit.sh --arch $(ARCH) $(SUITE)
 
 check: tree
 	@bash $(S)/check.sh

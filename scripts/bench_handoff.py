@@ -4,7 +4,7 @@
 
 Each log is one boot of the bench kernel with rzram's deferred-free batch
 set to BATCH words (through debugfs zsmalloc/rzram0/deferred), running the
-munmap benchmark (tests/guest/bench_munmap.sh) on the C zram and
+munmap benchmark (bench/guest/bench_munmap.sh) on the C zram and
 rzram, interleaved. Per batch and cell: the medians of munmap time and of
 memory-return time, the per-round ratio of rzram's return time to the C
 zram's in the same round (median and paired bootstrap interval), and what
@@ -58,7 +58,7 @@ def main():
         f"{commit}: one boot of the arm64 bench kernel (2 vCPUs, TCG) per value of rzram's "
         "deferred-free batch (set through debugfs `zsmalloc/rzram0/deferred`), the number of "
         "stale-bitmap words (32 swap slots each) a CPU queues before the deferred free's worker "
-        "takes them (0: a full buffer page, 1024 words; rzram's own is 32, 1024 slots). Each boot runs the munmap benchmark (`tests/guest/bench_munmap.sh`, lzo-rle, "
+        "takes them (0: a full buffer page, 1024 words; rzram's own is 32, 1024 slots). Each boot runs the munmap benchmark (`bench/guest/bench_munmap.sh`, lzo-rle, "
         "the benchmark on CPU 0 and the unbound workqueues on CPU 1) on the C zram of the "
         "series (which hands over a page of 1024 slot numbers) and rzram, interleaved, the "
         "order rotating each round; rounds during which the host was busy are dropped.",

@@ -3,7 +3,7 @@
 """make bench, part zswap: docs/benchmarks-zswap.md from the zswap munmap logs.
 
 Each log is one boot of one kernel (stock, pre-zswap or zswap: scripts/kernel.sh,
-the same config) running the munmap benchmark (tests/guest/bench_munmap.sh)
+the same config) running the munmap benchmark (bench/guest/bench_munmap.sh)
 with zswap in front of swap on brd; the zswap kernel's boots also run the
 floor, swap on brd with zswap off, interleaved. Per cell: the medians of the
 munmap time and of the time until zswap's pool_total_size is back, the
@@ -69,7 +69,7 @@ def main():
         "(pristine 6.12), **pre-zswap** (the series up to the patch before its zswap patch: "
         "zsmalloc's lock-free `zs_free()` and the deferred free with zram as its one user) and "
         "**zswap** (up to the zswap patch). Each boot runs the munmap benchmark "
-        "(`tests/guest/bench_munmap.sh`) with zswap (lzo-rle, zsmalloc, `max_pool_percent=60`, "
+        "(`bench/guest/bench_munmap.sh`) with zswap (lzo-rle, zsmalloc, `max_pool_percent=60`, "
         "so no page reaches the disk) in front of swap on `brd`; the zswap kernel also runs the "
         "**floor**, swap on `brd` with zswap off, interleaved with zswap. The benchmark runs on "
         "CPU 0, the unbound workqueues (the deferred free's worker) on CPU 1; one warm-up round "

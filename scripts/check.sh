@@ -16,7 +16,7 @@ results=/dev/null
 toolchain_env
 fails=0
 rec() {
-	echo "$1 check:$2" >>"$results"
+	result "$results" "$1" "check:$2"
 	[ "$1" = PASS ] || { echo "check: $2 FAILED" >&2; fails=$((fails + 1)); }
 }
 

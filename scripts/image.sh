@@ -138,13 +138,23 @@ ln -sf /usr/bin/bash "$root/bin/bash"
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
 
-# 3. Our static programs, cross-compiled for the guest.
+# 3. Our static programs, cross-compiled for the guest. Each is rebuilt when
+# it is missing or older than a file its last build read: the compiler lists
+# them (-MMD: the source and our headers, such as tests/src/sysfs.h) in OUT.d.
+stale() {
+	local out=$1 dep
+	[ -x "$out" ] && [ -f "$out.d" ] || return 0
+	for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$out.d"); do
+		[ -e "$dep" ] && [ ! "$dep" -nt "$out" ] || return 0
+	done
+	return 1
+}
 for c in "$TOP"/tests/src/*.c "$TOP"/bench/*.c; do
 	[ -f "$c" ] || continue
 	out=$gdir/bin/$(basename "$c" .c)
 	mkdir -p "$gdir/bin"
-	if [ ! -x "$out" ] || [ "$c" -nt "$out" ]; then
-		"$cc" -static -O2 -Wall -Werror -o "$out" "$c" -lpthread ||
+	if stale "$out"; then
+		"$cc" -static -O2 -Wall -Werror -MMD -MF "$out.d" -o "$out" "$c" -lpthread ||
 			die "command failed: $cc -static $c"
 	fi
 	cp "$out" "$root/usr/local/bin/"
@@ -153,7 +163,9 @@ done
 # 4. Init and the in-guest tests.
 cp "$TOP/guest/init" "$root/init"
 chmod 755 "$root/init"
-cp "$TOP"/tests/guest/*.sh "$root/tests/"
+# The benchmarks' guest halves (bench/guest) go beside the tests: make bench
+# boots them by name, as make test boots the tests.
+cp "$TOP"/tests/guest/*.sh "$TOP"/bench/guest/*.sh "$root/tests/"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -1) >"$gdir/initramfs.cpio.gz.tmp"
 mv "$gdir/initramfs.cpio.gz.tmp" "$gdir/initramfs.cpio.gz"

@@ -64,6 +64,14 @@ test)
 	[ "$arch" = arm64 ] && frags+=("$FRAG/zram-full.config")
 	out=$BUILD/$arch
 	;;
+kunit)
+	# make kunit ARCH=x86_64: the test kernel's checks with rzram built in,
+	# so that its suites run when kunit.py boots it (x86_64's test kernel has
+	# rzram as a module). arm64's test kernel runs KUnit itself.
+	[ "$arch" = x86_64 ] || die "the kunit variant is x86_64's: arm64's test kernel runs KUnit"
+	frags+=("$FRAG/rzram.config" "$FRAG/debug.config" "$FRAG/kasan.config" "$FRAG/kunit.kunitconfig")
+	out=$BUILD/$arch-kunit
+	;;
 bench) frags+=("$FRAG/rzram.config" "$FRAG/bench.config"); out=$BUILD/$arch-bench ;;
 trace) frags+=("$FRAG/rzram.config" "$FRAG/trace.config"); out=$BUILD/$arch-trace ;;
 kcsan | kcsan-strict)
@@ -90,7 +98,7 @@ p3-*)
 	out=$BUILD/$arch-$variant
 	SRC=$BUILD/linux-p3
 	;;
-*) die "unknown variant '$variant' (test, bench, trace, kcsan, kcsan-strict, pi, stock, pre-zswap, zswap, p3, p3-*)" ;;
+*) die "unknown variant '$variant' (test, kunit, bench, trace, kcsan, kcsan-strict, pi, stock, pre-zswap, zswap, p3, p3-*)" ;;
 esac
 for f in "${frags[@]}"; do [ -f "$f" ] || die "missing config fragment $f"; done
 

@@ -59,6 +59,19 @@ toolchain_env() {
 	export KBUILD_BUILD_TIMESTAMP="2024-11-17"
 }
 
+# result FILE STATUS NAME: the one writer of a results file (make test's
+# build/results.txt, and those of make pi and the scripts make test runs):
+# one line "STATUS NAME", STATUS being PASS, FAIL or SKIP, which make test's
+# summary counts. FILE may be /dev/null.
+result() {
+	case "$2" in
+	PASS | FAIL | SKIP) ;;
+	*) die "result: status '$2' is not PASS, FAIL or SKIP" ;;
+	esac
+	[ -n "${3:-}" ] || die "result: a $2 without a name"
+	echo "$2 $3" >>"$1"
+}
+
 # Map our arch names to the kernel's ARCH= values.
 karch() {
 	case "$1" in
@@ -152,24 +165,10 @@ pristine_extract() {
 # themes' tests are the same Rust code on both; RZRAM_X86_64_THEMES=1 boots
 # every theme on x86_64 too (as make kcsan always does), at about 14 more
 # minutes on a fast machine.
+# Each boot's tests are listed one per line in tests/guest/boots/BOOT.list,
+# or ARCH-BOOT.list for one architecture's (arm64's swap boot, x86_64's
+# compat and tools boots).
 GUEST_BOOTS="basic swap stress writeback"
-# Attributes, bad input, ABI, block-layer semantics, and the bug classes that
-# need no load.
-GUEST_TESTS_basic=smp,rust_zsmalloc_sample,swap_onoff,ext4,rzram_abi,rzram_hotplug,rzram_disksize_limits,rzram_discard,rzram_odirect,rzram_iostat,rzram_block_state,rzram_bad_input,regress_attrs_before_init,regress_reset_failed_init,regress_comp_destroyed,regress_deflate_winbits
-# Swap under memory pressure.
-GUEST_TESTS_swap=swap_pressure,regress_swapin_race
-# Concurrency: fio, hotplug races, the torture test, racing regressions.
-GUEST_TESTS_stress=rzram_fio,rzram_hotplug_race,torture,regress_slot_write_race,regress_partial_discard,regress_remove_during_reset
-# Recompression and writeback to a backing device.
-GUEST_TESTS_writeback=rzram_recompress,rzram_writeback,regress_wb_completion,regress_wb_leaked_blocks,regress_wb_stale_bounds,regress_wb_freed_slots,regress_wb_disksize_race,regress_block_state_race
-# arm64 also swaps on the C zram, whose slot frees go through the series'
-# deferred free, and through zswap, its second user.
-GUEST_TESTS_arm64_swap=$GUEST_TESTS_swap,zram_swap_pressure,zswap_deferred
-# x86_64's own: the compat module under swap, a file system and O_DIRECT,
-# block_state and idle without access times (rzram-lean.config), CPU hotplug,
-# the torture test; and the tools that drive zram, unchanged.
-GUEST_TESTS_x86_64_compat=smp,swap_onoff,ext4,rzram_odirect,rzram_block_state,cpu_hotplug,torture,regress_wb_disksize_race
-GUEST_TESTS_x86_64_tools=rzram_zramctl,zram_selftests,zram_tools,zram_generator,rzram_module
 GUEST_BOOTS_arm64=$GUEST_BOOTS
 GUEST_BOOTS_x86_64="compat tools"
 if [ "${RZRAM_X86_64_THEMES:-0}" = 1 ]; then
@@ -179,11 +178,14 @@ fi
 # needs on the fast machine (docs/testing.md has the figures).
 GUEST_BOOT_LIMIT=1500
 
-# guest_tests ARCH BOOT: the tests of one boot, comma-separated.
+# guest_tests ARCH BOOT: the tests of one boot, comma-separated, from its
+# list: tests/guest/boots/ARCH-BOOT.list if there is one, else BOOT.list; one
+# name per line, '#' to the end of a line a comment.
 guest_tests() {
-	local v=GUEST_TESTS_$1_$2
-	[ -n "${!v:-}" ] || v=GUEST_TESTS_$2
-	echo "${!v}"
+	local f=$TOP/tests/guest/boots/$1-$2.list
+	[ -f "$f" ] || f=$TOP/tests/guest/boots/$2.list
+	[ -f "$f" ] || die "no test list for the $1 boot $2 (tests/guest/boots/$2.list)"
+	sed 's/#.*//' "$f" | awk 'NF { print $1 }' | paste -sd, -
 }
 
 # guest_tests_all ARCH [BOOTS]: the in-guest tests of ARCH's boots (default:

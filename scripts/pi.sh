@@ -68,9 +68,9 @@ check() {
 	local name=$1
 	shift
 	if "$@" >"$out/$name.txt" 2>&1; then
-		echo "PASS pi:$name" >>"$results"
+		result "$results" PASS "pi:$name"
 	else
-		echo "FAIL pi:$name" >>"$results"
+		result "$results" FAIL "pi:$name"
 		sed 's/^/  | /' "$out/$name.txt" >&2
 	fi
 }

@@ -195,12 +195,12 @@ for t in "${names[@]}"; do
 	i=$((i + 1))
 	r=$(tap_result "$i" "$t")
 	if [ "$r" = ok ]; then
-		echo "PASS $arch:$t" >>"$results"
+		result "$results" PASS "$arch:$t"
 	elif [ "$r" = skip ]; then
-		echo "SKIP $arch:$t" >>"$results"
+		result "$results" SKIP "$arch:$t"
 	else
 		[ "$r" = none ] && echo "qemu: $arch:$t has no result (timeout or crash)" >&2
-		echo "FAIL $arch:$t" >>"$results"
+		result "$results" FAIL "$arch:$t"
 		fails=$((fails + 1))
 	fi
 done
@@ -215,9 +215,9 @@ if [ -n "$expect" ]; then
 	fi
 fi
 if "$TOP/scripts/check-log.sh" "$scan"; then
-	echo "PASS $arch:$label:kernel-log" >>"$results"
+	result "$results" PASS "$arch:$label:kernel-log"
 else
-	echo "FAIL $arch:$label:kernel-log" >>"$results"
+	result "$results" FAIL "$arch:$label:kernel-log"
 	fails=$((fails + 1))
 fi
 grep -q 'rzram-guest: done' "$log" || { echo "qemu: $arch guest did not finish" >&2; fails=$((fails + 1)); }

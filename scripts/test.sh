@@ -17,7 +17,7 @@ mkdir -p "$BUILD/logs"
 : >"$R"
 t_start=$(date +%s)
 
-record() { echo "$1 $2" >>"$R"; }
+record() { result "$R" "$1" "$2"; }
 
 # gate NAME CMD...: run a step, log it to build/logs/NAME.log, record it.
 gate() {

@@ -4,7 +4,7 @@
 # read go, function by function, in the C zram and in rzram. Boots the bench
 # kernel (arm64, one vCPU, -icount shift=0) stopped, with QEMU's gdbstub;
 # gdb-multiarch (scripts/trace_path.py) steps through every call of both
-# drivers' submit_bio while the guest (tests/guest/trace_path.sh) writes and
+# drivers' submit_bio while the guest (bench/guest/trace_path.sh) writes and
 # reads one page of each kind of data; scripts/trace_report.py writes
 # docs/benchmarks-breakdown.md. BENCH_TRACE_ALGS (default lz4) picks the
 # algorithms. About 4 minutes an algorithm.
