@@ -187,13 +187,16 @@ if [ "$variant" = bench ] && grep -qx 'CONFIG_MODULES=y' "$out/.config"; then
 fi
 
 # The module metadata the guest's modprobe reads (modules.builtin with its
-# aliases, and the modules of a CONFIG_MODULES kernel), as an initramfs that
-# qemu.sh appends to the guest image: `modprobe zram` reaches a compat rzram.
+# aliases, and the modules of a CONFIG_MODULES kernel), and the kernel's
+# config as a distribution installs it (/boot/config-<release>, which LTP's
+# kconfig checks read), as an initramfs that qemu.sh appends to the guest
+# image.
 if [ "$variant" != zsmalloc32 ] && [ -f "$out/modules.builtin" ]; then
 	rel=$(cat "$out/include/config/kernel.release")
 	mroot=$out/modroot
 	rm -rf "$mroot"
-	mkdir -p "$mroot/lib/modules/$rel"
+	mkdir -p "$mroot/lib/modules/$rel" "$mroot/boot"
+	cp "$out/.config" "$mroot/boot/config-$rel"
 	if grep -qx 'CONFIG_MODULES=y' "$out/.config"; then
 		kmake "$out" "$arch" modules_install INSTALL_MOD_PATH="$mroot" INSTALL_MOD_STRIP=1 >/dev/null
 		[ -z "$ext" ] || kmake "$out" "$arch" M="$ext" modules_install \

@@ -68,18 +68,20 @@ initrd=$BUILD/guest/$arch/initramfs.cpio.gz
 mkdir -p "$BUILD/logs"
 log=$BUILD/logs/$arch-$label.log
 
-# Which device family the guest tests drive: rzram once the driver is built.
-# Without the C zram, rzram runs in compat mode and its devices are zram<N>.
+# Which device family the guest tests drive: zram<N> when rzram is zram's
+# driver (CONFIG_ZRAM_DRIVER_RUST), which the guest's init loads as a
+# distribution would (modprobe zram) if it is a module; rzram<N> for rzram
+# under its own name beside the C zram; zram<N> again for rzram alone
+# (rzram.compat=1), or for the C zram alone. A module named on the kernel
+# command line is loaded with that option too.
 rzdev=zram
-# A module is loaded by the guest's init, by its alias, as zram-tools and
-# systemd load zram.
-if grep -qx 'CONFIG_BLK_DEV_RZRAM=m' "$kdir/.config" 2>/dev/null; then
-	append="rzmodprobe=zram $append"
-fi
-if grep -qE '^CONFIG_BLK_DEV_RZRAM=(y|m)$' "$kdir/.config" 2>/dev/null; then
-	if grep -qx 'CONFIG_ZRAM=y' "$kdir/.config"; then
+if grep -qx 'CONFIG_ZRAM_DRIVER_RUST=y' "$kdir/.config" 2>/dev/null; then
+	grep -qx 'CONFIG_ZRAM=m' "$kdir/.config" && append="rzmodprobe=zram $append"
+elif grep -qE '^CONFIG_BLK_DEV_RZRAM=(y|m)$' "$kdir/.config" 2>/dev/null; then
+	grep -qx 'CONFIG_BLK_DEV_RZRAM=m' "$kdir/.config" && append="rzmodprobe=rzram $append"
+	if grep -qE '^CONFIG_ZRAM=(y|m)$' "$kdir/.config"; then
 		rzdev=rzram
-	elif ! grep -qx 'CONFIG_BLK_DEV_RZRAM_COMPAT=y' "$kdir/.config"; then
+	else
 		append="rzram.compat=1 $append"
 	fi
 fi

@@ -10,6 +10,12 @@ fail() {
 	exit 1
 }
 
+# rust_zram: zram (module or built in) is rzram, as zram's driver
+# (CONFIG_ZRAM_DRIVER_RUST): its parameter compat, which the C zram lacks.
+rust_zram() {
+	[ -e /sys/module/zram/parameters/compat ]
+}
+
 # skip REASON: what the test needs is not in this kernel; exit status 4 is
 # kselftest's KSFT_SKIP, which guest/init reports "ok ... # SKIP REASON".
 skip() {

@@ -10,8 +10,7 @@ set -u
 . /tests/lib.sh
 
 [ "$DEV" = zram ] || fail "needs zram-named devices (a compat kernel)"
-grep -q '^rzram' /proc/modules 2>/dev/null || [ -d /sys/module/rzram ] || fail "rzram is not loaded"
-[ -d /sys/module/zram ] && fail "the C zram is in this kernel: this test is for rzram"
+rust_zram || fail "zram is not rzram (zram's driver is the C one, or it is not loaded)"
 d=/tests/selftests/zram
 [ -x $d/zram.sh ] || fail "$d/zram.sh missing (make tree before make image)"
 rm -rf /tmp/zst

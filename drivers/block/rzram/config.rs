@@ -11,8 +11,25 @@ use kernel::{
     prelude::*,
 };
 
-/// The algorithm of a new or reset device, as zram's default.
-pub(crate) const DEFAULT_ALGORITHM: Algorithm = Algorithm::LzoRle;
+/// The algorithm of a new or reset device: zram's default, lzo-rle, or as zram's driver
+/// (`CONFIG_ZRAM_DRIVER_RUST`) the one zram's configuration chose (`CONFIG_ZRAM_DEF_COMP`).
+pub(crate) const DEFAULT_ALGORITHM: Algorithm = if !cfg!(CONFIG_ZRAM_DRIVER_RUST) {
+    Algorithm::LzoRle
+} else if cfg!(CONFIG_ZRAM_DEF_COMP_LZO) {
+    Algorithm::Lzo
+} else if cfg!(CONFIG_ZRAM_DEF_COMP_LZ4) {
+    Algorithm::Lz4
+} else if cfg!(CONFIG_ZRAM_DEF_COMP_LZ4HC) {
+    Algorithm::Lz4hc
+} else if cfg!(CONFIG_ZRAM_DEF_COMP_ZSTD) {
+    Algorithm::Zstd
+} else if cfg!(CONFIG_ZRAM_DEF_COMP_DEFLATE) {
+    Algorithm::Deflate
+} else if cfg!(CONFIG_ZRAM_DEF_COMP_842) {
+    Algorithm::Sw842
+} else {
+    Algorithm::LzoRle
+};
 
 /// What the next `disksize` will use: the algorithms by priority (0, the primary one, always
 /// set; 1 to 3 the secondary ones of `recomp_algorithm`) and their parameters; the backing device

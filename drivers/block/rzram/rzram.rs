@@ -62,24 +62,23 @@ use kernel::{
     sysfs::{Attribute, SysfsBuf},
 };
 
-/// The module's declaration; `[$alias]` is the `alias:` entry of compat builds, `$test_params`
-/// the parameters of test builds.
+/// The module's declaration: `$name` is the module's name, `$test_params` the parameters of test
+/// builds.
 macro_rules! rzram_module {
-    ([$($alias:tt)*] $($test_params:tt)*) => {
+    ($name:tt $($test_params:tt)*) => {
         module! {
             type: RzramModule,
-            name: "rzram",
+            name: $name,
             author: "rzram developers",
             description: "Compressed RAM block device (Rust)",
             license: "GPL",
-            $($alias)*
             params: {
                 num_devices: u32 {
                     default: 1,
-                    description: "Number of pre-created rzram devices",
+                    description: "Number of pre-created devices",
                 },
                 compat: bool {
-                    default: cfg!(CONFIG_BLK_DEV_RZRAM_COMPAT),
+                    default: cfg!(CONFIG_ZRAM_DRIVER_RUST),
                     description: "Devices zram<N>, class zram-control (no C zram)",
                 },
                 $($test_params)*
@@ -92,8 +91,8 @@ macro_rules! rzram_module {
 /// `CONFIG_RZRAM_LOCKDEP_SELFTEST` is set.
 #[cfg(CONFIG_RZRAM_LOCKDEP_SELFTEST)]
 macro_rules! rzram_module_for_this_build {
-    ($alias:tt) => {
-        rzram_module!($alias
+    ($name:tt) => {
+        rzram_module!($name
             lockdep_selftest: bool {
                 default: false,
                 description: "Provoke a lockdep report on the slot lock (tests)",
@@ -103,16 +102,17 @@ macro_rules! rzram_module_for_this_build {
 }
 #[cfg(not(CONFIG_RZRAM_LOCKDEP_SELFTEST))]
 macro_rules! rzram_module_for_this_build {
-    ($alias:tt) => {
-        rzram_module!($alias);
+    ($name:tt) => {
+        rzram_module!($name);
     };
 }
 
-// A compat build answers to `modprobe zram`.
-#[cfg(CONFIG_BLK_DEV_RZRAM_COMPAT)]
-rzram_module_for_this_build!([alias: ["zram"],]);
-#[cfg(not(CONFIG_BLK_DEV_RZRAM_COMPAT))]
-rzram_module_for_this_build!([]);
+// As zram's driver (`CONFIG_ZRAM_DRIVER_RUST`: `zram.ko`, or built in as zram) the module is
+// zram, with zram's names by default; otherwise it is rzram.
+#[cfg(CONFIG_ZRAM_DRIVER_RUST)]
+rzram_module_for_this_build!("zram");
+#[cfg(not(CONFIG_ZRAM_DRIVER_RUST))]
+rzram_module_for_this_build!("rzram");
 
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
@@ -233,8 +233,10 @@ struct RzramModule {
 impl kernel::Module for RzramModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let mut compat = *module_parameters::compat.value();
-        if compat && cfg!(CONFIG_ZRAM) {
-            pr_warn!("compat=1 ignored: the C zram is built into this kernel\n");
+        // The C zram, built in or a module: `CONFIG_ZRAM` is set for both (and for zram of either
+        // driver).
+        if compat && cfg!(CONFIG_ZRAM) && !cfg!(CONFIG_ZRAM_DRIVER_RUST) {
+            pr_warn!("compat=1 ignored: this kernel has the C zram, whose names would clash\n");
             compat = false;
         }
         let (name, class_name) = if compat {
