@@ -2,7 +2,7 @@
 # rzram: the front door. Thin: every target calls a script in scripts/.
 #
 #   make run            boot arm64 with compressed swap under memory pressure
-#   make test           every gate; ends with "N passed, N failed"
+#   make test           every gate; ends with "N passed, N failed[, N skipped]"
 #
 # See README.md for the rest.
 
@@ -20,7 +20,7 @@ all: help
 
 help:
 	@echo "make run                  boot arm64 (QEMU, Cortex-A72) with compressed swap under pressure"
-	@echo "make test                 every gate; ends with 'N passed, N failed'"
+	@echo "make test                 every gate; ends with 'N passed, N failed[, N skipped]'"
 	@echo "make deps                 install the toolchain and guest packages (idempotent)"
 	@echo "make tree                 assemble build/linux: pristine 6.12 + patches/series + overlay"
 	@echo "make kernel ARCH=a        build the kernel (ARCH: $(SUPPORTED_ARCHES); VARIANT=test|bench|stock)"

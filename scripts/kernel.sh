@@ -164,8 +164,8 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.rzram-config" 2>/dev/null)" != "$w
 	echo "$want" >"$out/.rzram-config"
 fi
 
-# A kernel with loadable modules (x86_64's test kernel has rzram.ko) builds
-# them too.
+# A kernel with loadable modules (x86_64's test kernel has zram.ko, rzram as
+# zram's driver) builds them too.
 grep -qx 'CONFIG_MODULES=y' "$out/.config" 2>/dev/null && target="$target modules"
 # The Pi kernel's device trees (those of the Broadcom boards it enables).
 [ "$variant" = pi ] && target="$target dtbs"

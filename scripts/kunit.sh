@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Run the KUnit suites with the kernel's own kunit.py on arm64 (QEMU, TCG).
+# Run the KUnit suites with the kernel's own kunit.py in QEMU (TCG): on arm64
+# (make test), or on x86_64 (make kunit ARCH=x86_64).
 #
 # The suites are built into the arm64 test kernel (build/arm64: KASAN, lockdep,
 # PREEMPT; scripts/kernel.sh adds kunit.kunitconfig to its fragments), so no

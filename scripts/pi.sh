@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make pi: a Raspberry Pi 4 kernel with rzram as zram (compat mode), its
+# make pi: a Raspberry Pi 4 kernel with rzram built in as zram's driver, its
 # artefacts in build/pi/rzram/ (a folder to copy to the Pi's boot partition),
 # and every check this machine can run on it:
 #   - the fragments' options survive Kconfig (kernel.sh);

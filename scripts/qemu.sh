@@ -7,11 +7,12 @@
 #                [--dev zram|rzram] [--expect-splat REGEX]
 #                [--smp N] [--icount] [--qmp SOCKET] [--machine raspi3b --dtb F]
 #                [--test-timeout S] [--gdb PORT]
-#   TESTS      comma-separated names from tests/guest (may be empty)
+#   TESTS      comma-separated names from tests/guest or bench/guest (may be
+#              empty)
 #   --dev      the device family the tests drive (default: rzram if the
-#              kernel has it, else zram)
-#   --results  append one "PASS name" / "FAIL name" line per test, plus one
-#              for the kernel log's splat check
+#              kernel has it beside the C zram, else zram)
+#   --results  append one "PASS name" / "FAIL name" / "SKIP name" line per
+#              test, plus one for the kernel log's splat check
 #   --expect-splat  the boot provokes a report on purpose: the log must hold
 #              a line matching REGEX, and no other splat
 #   --smp      the number of vCPUs (default 2)

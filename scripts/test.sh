@@ -10,8 +10,8 @@
 # beside the boots, the static checks and the 32-bit zsmalloc compile.
 . "$(dirname "$0")/lib.sh"
 
-# The in-guest test lists, by boot, are in lib.sh (make kcsan runs the x86_64
-# ones too). GUEST_TESTS=a,b,... runs those tests in one boot per arch instead.
+# The in-guest test lists, by boot, are in tests/guest/boots/ (lib.sh names
+# the boots; make kcsan runs the x86_64 ones too). GUEST_TESTS=a,b,... runs those tests in one boot per arch instead.
 R=$BUILD/results.txt
 mkdir -p "$BUILD/logs"
 : >"$R"

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the in-guest tests (sourced). RZDEV names the device family
-# under test: zram (the in-tree C driver) or rzram.
+# under test: zram (the C driver, or rzram as zram's driver) or rzram (rzram
+# under its own name, beside the C zram).
 DEV=${RZDEV:-zram}
 SYS=/sys/block/${DEV}0
 BLK=/dev/${DEV}0
@@ -34,15 +35,11 @@ dev_setup() {
 }
 
 # dev0_present: make sure device 0 exists, as on a freshly booted system
-# (an earlier test may have removed it, as zramctl --reset does): reload the
-# module if rzram is one, else hot_add, which takes the lowest free number.
+# (an earlier test may have removed it, as zramctl --reset does): hot_add,
+# which takes the lowest free number.
 dev0_present() {
 	[ -d "$SYS" ] && return 0
-	if grep -q '^rzram ' /proc/modules 2>/dev/null; then
-		modprobe -r zram && modprobe zram || fail "reloading rzram to get $SYS"
-	else
-		cat /sys/class/${DEV}-control/hot_add >/dev/null || fail "hot_add for $SYS"
-	fi
+	cat /sys/class/${DEV}-control/hot_add >/dev/null || fail "hot_add for $SYS"
 	[ -d "$SYS" ] || fail "$SYS does not exist"
 }
 

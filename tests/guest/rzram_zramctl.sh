@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # zramctl drives the device through zram's ABI: find and configure a device,
-# list it, reset it. On a kernel without the C zram, rzram runs with
-# rzram.compat=1 and its devices are zram<N>: this is the tool unchanged.
+# list it, reset it. As zram's driver (x86_64's test kernel, the Pi's) rzram's
+# devices are zram<N>, as they are with rzram.compat=1 in a kernel without the
+# C zram: this is the tool unchanged.
 set -u
 . /tests/lib.sh
 
 [ "$DEV" = zram ] || fail "needs zram-named devices (C zram, or rzram.compat=1)"
-if grep -q "rzram" /proc/cmdline; then
-	echo "driver: rzram in compat mode"
+if rust_zram || grep -q "rzram" /proc/cmdline; then
+	echo "driver: rzram, with zram's names"
 else
 	echo "driver: C zram"
 fi
