@@ -52,12 +52,8 @@ impl Recompress {
 
     /// Whether a page in state `st` is a candidate (its size aside, a stored one).
     fn eligible(&self, st: State) -> bool {
-        !st.is_same()
-            && !st.is_wb()
-            && !st.is_under_wb()
+        st.is_candidate(self.idle, self.huge)
             && !st.is_incompressible()
-            && (!self.idle || st.is_idle())
-            && (!self.huge || st.is_huge())
             && st.size() >= self.threshold
     }
 

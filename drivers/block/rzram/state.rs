@@ -141,6 +141,17 @@ impl State {
         self.0 & UNDER_WB != 0
     }
 
+    /// Whether post-processing (`recompress`, `writeback`) may take the page, its size aside: a
+    /// compressed page held in memory (not same-filled, not written back or being written), idle
+    /// if `idle` is asked for and huge if `huge` is.
+    pub(crate) fn is_candidate(self, idle: bool, huge: bool) -> bool {
+        !self.is_same()
+            && !self.is_wb()
+            && !self.is_under_wb()
+            && (!idle || self.is_idle())
+            && (!huge || self.is_huge())
+    }
+
     /// The state a locked slot's bits hold.
     pub(crate) fn of(g: &SlotGuard<'_>) -> State {
         State(g.bits())

@@ -139,12 +139,7 @@ impl Writeback<'_> {
     /// Whether a page in state `st` is a candidate: a stored page (not same-filled, not written
     /// back or being written, not freed by swap) of the kinds asked for.
     fn eligible(&self, st: State) -> bool {
-        !st.is_same()
-            && !st.is_wb()
-            && !st.is_under_wb()
-            && (!self.idle || st.is_idle())
-            && (!self.huge || st.is_huge())
-            && (!self.incompressible || st.is_incompressible())
+        st.is_candidate(self.idle, self.huge) && (!self.incompressible || st.is_incompressible())
     }
 }
 
