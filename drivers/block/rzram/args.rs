@@ -54,9 +54,9 @@ pub(crate) struct WritebackArgs {
 /// `writeback`: a mode (`idle`, `huge`, `huge_idle`, `incompressible`), alone as in zram 6.12 or
 /// as `type=MODE` as since 6.16, and/or pages: `page_index=N` (repeatable) and
 /// `page_indexes=LOW-HIGH` (inclusive). The first mode ends the arguments, as in zram; other keys
-/// are ignored, as in zram. With pages, the mode (if any) filters them. `EINVAL` for an unknown
-/// mode, a malformed number or range, and for a write that asks for no mode and no page;
-/// `ERANGE` for a range whose low end is above its high end.
+/// are ignored, as in zram. With pages, the mode (if any) filters them (zram 6.16 writes every
+/// page named then). `EINVAL` for an unknown mode, a malformed number or range, and for a write
+/// that asks for no mode and no page; `ERANGE` for a range whose low end is above its high end.
 pub(crate) fn writeback(buf: &mut [u8]) -> Result<WritebackArgs> {
     let mut a = WritebackArgs::default();
     let mut mode = false;

@@ -38,7 +38,7 @@ fn emit(buf: &mut SysfsBuf<'_>, args: core::fmt::Arguments<'_>) -> Result {
 }
 
 fn disksize_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let size = rz.storage().map_or(0, |m| m.disksize());
+    let size = rz.storage().map_or(0, |s| s.disksize());
     emit(buf, format_args!("{size}\n"))
 }
 
@@ -114,14 +114,14 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
 fn recompress_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let mut buf = args::copy(input)?;
     let args = recompress(&mut buf)?;
-    let m = rz.storage().ok_or(EINVAL)?;
-    if args.threshold >= m.pool().huge_class_size() as u64 {
+    let storage = rz.storage().ok_or(EINVAL)?;
+    if args.threshold >= storage.pool().huge_class_size() as u64 {
         return Err(EINVAL);
     }
-    let _pp = rz.post_processing(&m)?;
-    let r = Recompress::new(&args, &m.algorithms()).and_then(|r| r.run(&m));
+    let _pp = rz.post_processing(&storage)?;
+    let r = Recompress::new(&args, &storage.algorithms()).and_then(|r| r.run(&storage));
     // As for `writeback`.
-    drop(m);
+    drop(storage);
     r
 }
 
@@ -222,8 +222,8 @@ fn idle_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
         let age = i64::try_from(age).unwrap_or(i64::MAX);
         i64::from(state::now_secs()).saturating_sub(age)
     };
-    let m = rz.storage().ok_or(EINVAL)?;
-    m.table().mark_idle(cutoff);
+    let storage = rz.storage().ok_or(EINVAL)?;
+    storage.table().mark_idle(cutoff);
     Ok(())
 }
 
@@ -271,9 +271,9 @@ fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
 fn writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let mut buf = args::copy(input)?;
     let args = args::writeback(&mut buf)?;
-    let m = rz.storage().ok_or(EINVAL)?;
-    let ranges = writeback::page_ranges(&args, m.pages())?;
-    let _pp = rz.post_processing(&m)?;
+    let storage = rz.storage().ok_or(EINVAL)?;
+    let ranges = writeback::page_ranges(&args, storage.pages())?;
+    let _pp = rz.post_processing(&storage)?;
     let wb = Writeback {
         idle: args.idle,
         huge: args.huge,
@@ -281,10 +281,10 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
         ranges: &ranges,
         batch: rz.wb_batch() as usize,
     };
-    let r = wb.run(&m, rz.wb_limit());
+    let r = wb.run(&storage, rz.wb_limit());
     // Before the operation ends: a reset waiting for it then drops the memory (and closes the
     // backing device) itself.
-    drop(m);
+    drop(storage);
     r
 }
 

@@ -19,7 +19,7 @@ impl Records for BlockState {
     /// The device's pages; `EINVAL` if it is not initialised, as zram.
     fn count(&self) -> Result<u64> {
         let storage = self.0.storage().ok_or(EINVAL)?;
-        Ok(storage.table().slots.len() as u64)
+        Ok(storage.table().pages() as u64)
     }
 
     /// `index access-time flags`: the index (12 wide), the access time in seconds since boot
@@ -32,7 +32,7 @@ impl Records for BlockState {
         };
         let Some(g) = usize::try_from(pos)
             .ok()
-            .and_then(|i| storage.table().slots.lock(i))
+            .and_then(|i| storage.table().lock(i))
         else {
             return Ok(());
         };

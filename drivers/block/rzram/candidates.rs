@@ -25,10 +25,10 @@ pub(crate) fn candidates(
     for _ in 0..=PAGE_SIZE / BUCKET_BYTES {
         buckets.push(KVec::<u32>::new(), GFP_KERNEL)?;
     }
-    let mut seen = KVVec::from_elem(0u64, t.slots.len().div_ceil(64), GFP_KERNEL)?;
+    let mut seen = KVVec::from_elem(0u64, t.pages().div_ceil(64), GFP_KERNEL)?;
     for r in ranges {
         for index in r.clone() {
-            let Some(st) = State::snapshot(&t.slots, index) else {
+            let Some(st) = t.state(index) else {
                 break;
             };
             let Some(w) = seen.get_mut(index / 64) else {

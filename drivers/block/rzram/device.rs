@@ -6,11 +6,11 @@
 //! # Lock order
 //!
 //! The disk's `open_mutex` (taken by [`Disk::if_unopened`] in [`Rzram::claim`]), then the
-//! configuration mutex (`config`). A reset takes the post-processing mutex (`pp_lock`) under
-//! `config`, to wait for a `recompress` or `writeback`; those hold it, and take neither `config`
-//! nor the open mutex. None of these is ever taken under a slot lock, a compression stream or a
-//! zsmalloc mapping (`storage.rs`). The module's device list mutex (`rzram.rs`) comes before all
-//! of them.
+//! configuration mutex (`config`). A reset takes the post-processing mutex (`post_processing`)
+//! under `config`, to wait for a `recompress` or `writeback`; those hold it (taken with a
+//! trylock), and take neither `config` nor the open mutex. None of these is ever taken under a
+//! slot lock, a compression stream or a zsmalloc mapping (`storage.rs`). The module's device list
+//! mutex (`rzram.rs`) comes before all of them.
 //!
 //! The storage pointer takes no lock: readers follow it in an RCU read-side critical section (the
 //! swap notify, in the one swap's spinlock makes of its call; a bio, until a page must sleep) or
@@ -22,7 +22,7 @@ use crate::{
 };
 use core::{
     num::NonZeroU32,
-    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering},
 };
 use kernel::{
     block::{bio::Disk, SECTOR_SHIFT},
@@ -32,6 +32,7 @@ use kernel::{
     page::PAGE_SIZE,
     prelude::*,
     sync::{
+        lock::{mutex::MutexBackend, Guard},
         rcu::{self, RcuArc},
         Arc, Mutex,
     },
@@ -63,30 +64,19 @@ pub(crate) struct Rzram {
     /// Who has claimed the device: [`FREE`], [`RESET`] or [`REMOVAL`]. Opens fail with `EBUSY`
     /// unless it is free.
     claim: AtomicU8,
-    /// Set while a post-processing operation (`recompress`, `writeback`) runs: another fails
-    /// with `EAGAIN`.
-    post_processing: AtomicBool,
-    /// Held by the post-processing operation under way, so that a reset waits for it, as zram's
-    /// does.
+    /// Held by the post-processing operation (`recompress`, `writeback`) under way: another
+    /// fails with `EAGAIN` (it only tries the lock), and a reset waits for it, as zram's does.
     #[pin]
-    pp_lock: Mutex<()>,
+    post_processing: Mutex<()>,
     /// `writeback_limit` and `writeback_limit_enable`; kept across resets, as zram.
     wb_limit: WbLimit,
     /// `writeback_batch_size`: the writebacks kept in flight; never 0.
     wb_batch: AtomicU32,
 }
 
-/// A post-processing operation under way; see [`Rzram::post_processing`].
-pub(crate) struct PostProcessing<'a> {
-    rz: &'a Rzram,
-    _lock: kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>,
-}
-
-impl Drop for PostProcessing<'_> {
-    fn drop(&mut self) {
-        self.rz.post_processing.store(false, Ordering::Release);
-    }
-}
+/// A post-processing operation under way, until this is dropped; see
+/// [`Rzram::post_processing`].
+pub(crate) type PostProcessing<'a> = Guard<'a, (), MutexBackend>;
 
 impl Rzram {
     pub(crate) fn new() -> Result<Arc<Self>> {
@@ -96,8 +86,7 @@ impl Rzram {
                 config <- new_mutex!(Config::default(), "rzram::config"),
                 limit_pages: AtomicU64::new(0),
                 claim: AtomicU8::new(FREE),
-                post_processing: AtomicBool::new(false),
-                pp_lock <- new_mutex!((), "rzram::pp_lock"),
+                post_processing <- new_mutex!((), "rzram::post_processing"),
                 wb_limit: WbLimit::default(),
                 wb_batch: AtomicU32::new(DEFAULT_WB_BATCH),
             }),
@@ -165,16 +154,16 @@ impl Rzram {
     /// The algorithms by priority: those of the initialised device, or those configured.
     pub(crate) fn algorithms(&self) -> [Option<Algorithm>; MAX_PRIO] {
         match self.storage() {
-            Some(m) => m.algorithms(),
+            Some(storage) => storage.algorithms(),
             None => self.config.lock().algorithms(),
         }
     }
 
     /// The statistics now; all 0 if the device is not initialised.
     pub(crate) fn stats(&self) -> Snapshot {
-        self.storage().map_or_else(Snapshot::default, |m| {
-            let pool = m.pool();
-            m.stats().snapshot(
+        self.storage().map_or_else(Snapshot::default, |storage| {
+            let pool = storage.pool();
+            storage.stats().snapshot(
                 pool.total_pages() as u64,
                 pool.stats().pages_compacted as u64,
             )
@@ -202,8 +191,11 @@ impl Rzram {
     /// `mem_used_max`: resets the pool's peak to its size now, if initialised.
     pub(crate) fn reset_max_used(&self) {
         let _cfg = self.config.lock();
-        if let Some(m) = self.storage() {
-            m.stats().max_used_pages.set(m.pool().total_pages() as u64);
+        if let Some(storage) = self.storage() {
+            storage
+                .stats()
+                .max_used_pages
+                .set(storage.pool().total_pages() as u64);
         }
     }
 
@@ -263,13 +255,7 @@ impl Rzram {
     /// guard. So when a reset returns, no post-processing uses the old storage (or its backing
     /// device), as in zram, whose `writeback_store()` and `recompress_store()` hold `init_lock`.
     pub(crate) fn post_processing(&self, storage: &Arc<Storage>) -> Result<PostProcessing<'_>> {
-        if self.post_processing.swap(true, Ordering::Acquire) {
-            return Err(EAGAIN);
-        }
-        let pp = PostProcessing {
-            rz: self,
-            _lock: self.pp_lock.lock(),
-        };
+        let pp = self.post_processing.try_lock().ok_or(EAGAIN)?;
         let current = self.storage.get(&rcu::read_lock()).map(core::ptr::from_ref);
         if current != Some(core::ptr::from_ref::<Storage>(storage)) {
             return Err(EINVAL);
@@ -292,7 +278,7 @@ impl Rzram {
         let storage = self.storage.replace(None);
         // A `recompress` or `writeback` under way finishes first, as zram's reset waits for it;
         // one that has yet to start finds the storage gone (`post_processing`).
-        drop(self.pp_lock.lock());
+        drop(self.post_processing.lock());
         // No I/O holds a reference: the device is claimed, not open, and synced. A sysfs `show`
         // running now may still hold one (it clones the `Arc` to read the statistics), and so
         // may a `writeback` or `recompress` that `post_processing` is refusing; then the memory

@@ -94,8 +94,8 @@ impl Recompress {
     /// Returns whether an algorithm was tried on it.
     fn recompress_page(&self, storage: &Storage, index: usize) -> Result<bool> {
         let t = storage.table();
-        let pool: &Pool = &t.pool;
-        let mut g = t.slots.lock(index).ok_or(EIO)?;
+        let pool: &Pool = t.pool();
+        let mut g = t.lock(index).ok_or(EIO)?;
         let st = State::of(&g);
         // A slot swap freed waits for its deferred free.
         if !g.has_object() || !self.eligible(st) || t.is_stale(&g) {
@@ -142,11 +142,7 @@ impl Recompress {
                 g.replace(Contents::Object(h))?;
                 // The access time stays; the idle mark goes, as zram clears it.
                 State::stored(len, false).with_prio(prio).set(&mut g);
-                t.stats.compr_data_size.sub(old_size as u64);
-                t.stats.compr_data_size.add(len as u64);
-                if st.is_huge() {
-                    t.stats.huge_pages.dec();
-                }
+                t.stats().object_shrunk(old_size, st.is_huge(), len);
                 // Freed under the slot lock, as a write frees the old contents.
                 drop(old);
             }
@@ -253,7 +249,7 @@ mod tests {
         for (i, p) in pages.iter().enumerate() {
             storage.write_page(i, p, 0)?;
         }
-        let state = |i| State::snapshot(&storage.table().slots, i).ok_or(EINVAL);
+        let state = |i| storage.table().state(i).ok_or(EINVAL);
         let before = s.compr_data_size.get();
         let all = |idle, huge, threshold| Recompress {
             idle,

@@ -117,8 +117,9 @@ rzram_module_for_this_build!("rzram");
 /// The most devices `hot_add` creates, as a bound on minor numbers.
 const MAX_DEVICES: usize = 1 << 16;
 
-/// A device: its disk and its debugfs file.
-struct Device {
+/// A device as the module registered it: its disk and its debugfs file; dropping it removes
+/// both.
+struct Registration {
     /// Removed before the disk (fields drop in order).
     #[cfg(CONFIG_DEBUG_FS)]
     _block_state: kernel::debugfs::File<block_state::BlockState>,
@@ -147,7 +148,7 @@ struct Control {
     debugfs: DebugfsDir,
     /// Index `i` holds device `i`; removed devices leave `None`, reused by the next `hot_add`.
     #[pin]
-    devices: Mutex<KVec<Option<Device>>>,
+    devices: Mutex<KVec<Option<Registration>>>,
 }
 
 impl Control {
@@ -174,7 +175,7 @@ impl Control {
                 Rzram::new()?,
                 &attrs::ATTRS,
             )?;
-        let dev = Device {
+        let dev = Registration {
             #[cfg(CONFIG_DEBUG_FS)]
             _block_state: self.debugfs.subdir(disk.name()).records_file(
                 c_str!("block_state"),
@@ -297,7 +298,7 @@ fn lockdep_selftest() -> Result {
     storage.read_page(0, &mut out)?;
     pr_info!("lockdep self-test: inverted order: stream, then slot lock\n");
     storage.streams().with(|_| {
-        drop(storage.table().slots.lock(0));
+        drop(storage.table().lock(0));
         Ok(())
     })
 }

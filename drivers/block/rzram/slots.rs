@@ -17,7 +17,7 @@
 use crate::{
     bitmaps::{Blocks, Marked, Stale},
     state::{access_time, accessed, State},
-    stats::Stats,
+    stats::{Stats, Tally},
 };
 use kernel::{
     prelude::*,
@@ -31,12 +31,11 @@ pub(crate) type Slot = zsmalloc::Slot;
 #[cfg(CONFIG_64BIT)]
 kernel::static_assert!(core::mem::size_of::<Slot>() == 16);
 
-/// The pool, the slots and the statistics of an initialised disk.
+/// The slots, their pool and the statistics of an initialised disk.
 pub(crate) struct Table {
-    /// The device's pool; the same as `slots.pool()`.
-    pub(crate) pool: Arc<Pool>,
-    pub(crate) slots: zsmalloc::Table,
-    pub(crate) stats: Stats,
+    /// The slots; they own the device's pool.
+    slots: zsmalloc::Table,
+    stats: Stats,
     /// The blocks of the backing device in use; none without one.
     blocks: Blocks,
     /// The slots that swap freed since their contents were stored.
@@ -49,12 +48,38 @@ impl Table {
     /// `pages` is too large.
     pub(crate) fn new(pool: Arc<Pool>, pages: usize, backing_pages: u64) -> Result<Self> {
         Ok(Table {
-            slots: zsmalloc::Table::new(pool.clone(), pages)?,
-            pool,
+            slots: zsmalloc::Table::new(pool, pages)?,
             stats: Stats::default(),
             blocks: Blocks::new(backing_pages)?,
             stale: Stale::new(pages)?,
         })
+    }
+
+    /// The number of slots: one per page of the disk.
+    pub(crate) fn pages(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The device's pool.
+    pub(crate) fn pool(&self) -> &Arc<Pool> {
+        self.slots.pool()
+    }
+
+    /// The device's statistics.
+    pub(crate) fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Locks slot `index`; `None` past the last slot.
+    #[inline]
+    pub(crate) fn lock(&self, index: usize) -> Option<SlotGuard<'_>> {
+        self.slots.lock(index)
+    }
+
+    /// The state of slot `index` as it is now, read without its lock (it may change at once);
+    /// `None` past the last slot. For scans that lock and check again what they pick.
+    pub(crate) fn state(&self, index: usize) -> Option<State> {
+        State::snapshot(&self.slots, index)
     }
 
     /// Swap freed slot `index`: marks it stale, without its lock. See [`Marked`].
@@ -99,7 +124,7 @@ impl Table {
     /// directly). The statistics, `notify_free` included, change once a call.
     pub(crate) fn free_stale(&self, words: &[u32]) {
         let mut tally = Tally::default();
-        self.pool.free_bulk(
+        self.pool().free_bulk(
             Iterator::chain(words.iter().copied(), self.stale.take_orphans())
                 .flat_map(|w| self.stale.take_word(w))
                 .filter_map(|i| self.take_stale(i, &mut tally)),
@@ -112,7 +137,7 @@ impl Table {
     fn take_stale(&self, index: usize, tally: &mut Tally) -> Option<Handle<'_>> {
         let Some(mut g) = self.slots.lock(index) else {
             // Past the last slot, in the last word: nothing to free, and no lock to take.
-            tally.notify_free += u64::from(self.stale.clear(index));
+            tally.notified(self.stale.clear(index));
             return None;
         };
         // `take_tallied` clears the bit and counts the notify.
@@ -162,9 +187,7 @@ impl Table {
         g.set_aux(0);
         // Whatever is stored next, swap has not freed it: a queued free must leave it. A notify
         // whose bit is cleared here is counted here (its free is this one).
-        if self.stale.clear(g.index()) {
-            tally.notify_free += 1;
-        }
+        tally.notified(self.stale.clear(g.index()));
         if w.is_wb() {
             if let Some(block) = g.word() {
                 self.release_block(block as u64);
@@ -185,7 +208,7 @@ impl Table {
     #[inline(always)]
     pub(crate) fn store<'t>(&self, g: &mut SlotGuard<'t>, new: Contents<'t>, st: State) -> Result {
         let object = match &new {
-            Contents::Object(h) if !core::ptr::eq(h.pool(), &*self.pool) => return Err(EINVAL),
+            Contents::Object(h) if !core::ptr::eq(h.pool(), &**self.pool()) => return Err(EINVAL),
             Contents::Object(_) => true,
             Contents::Word(_) => false,
         };
@@ -224,74 +247,12 @@ impl Table {
     }
 }
 
-/// Statistics changes of emptied slots, applied together.
-#[derive(Default)]
-struct Tally {
-    /// Notifies counted (added); the rest are taken away.
-    notify_free: u64,
-    same_pages: u64,
-    pages_stored: u64,
-    compr_data_size: u64,
-    huge_pages: u64,
-}
-
-impl Tally {
-    /// Counts a slot that held `w` (and an object, if `object`).
-    #[inline(always)]
-    fn count(&mut self, w: State, object: bool) {
-        if w.is_same() {
-            self.same_pages += 1;
-            self.pages_stored += 1;
-        }
-        if w.is_wb() {
-            self.pages_stored += 1;
-        }
-        if object {
-            self.compr_data_size += w.size() as u64;
-            self.pages_stored += 1;
-            if w.is_huge() {
-                self.huge_pages += 1;
-            }
-        }
-    }
-
-    /// Takes the counts away from the statistics, and adds the notifies.
-    fn apply(&self, s: &Stats) {
-        Tally::default().apply_since(self, s);
-    }
-
-    /// Adds the counts to the statistics and takes `gone`'s away, each counter changed once by
-    /// the difference (each change is an atomic operation); adds `gone`'s notifies.
-    #[inline(always)]
-    fn apply_since(&self, gone: &Tally, s: &Stats) {
-        for (c, came, went) in [
-            (&s.same_pages, self.same_pages, gone.same_pages),
-            (&s.pages_stored, self.pages_stored, gone.pages_stored),
-            (
-                &s.compr_data_size,
-                self.compr_data_size,
-                gone.compr_data_size,
-            ),
-            (&s.huge_pages, self.huge_pages, gone.huge_pages),
-        ] {
-            if came > went {
-                c.add(came - went);
-            } else if went > came {
-                c.sub(went - came);
-            }
-        }
-        if gone.notify_free != 0 {
-            s.notify_free.add(gone.notify_free);
-        }
-    }
-}
-
 #[cfg(CONFIG_RZRAM_KUNIT_TEST)]
 impl Table {
     /// Stores an object of 100 bytes of `byte` in slot `i`, as a write does (emptying it first).
     pub(crate) fn store_bytes(&self, i: usize, byte: u8) -> Result {
         // Allocate first: the slot lock disables preemption.
-        let h = self.pool.alloc(100, GFP_KERNEL)?.write(&[byte; 100])?;
+        let h = self.pool().alloc(100, GFP_KERNEL)?.write(&[byte; 100])?;
         let mut g = self.slots.lock(i).ok_or(EINVAL)?;
         self.store(&mut g, Contents::Object(h), State::stored(100, false))
     }

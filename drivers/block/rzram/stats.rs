@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Device statistics, as zram keeps them; shown in `mm_stat`, `io_stat`, `bd_stat` and
-//! `debug_stat` as a [`Snapshot`].
+//! `debug_stat` as a [`Snapshot`]. The slot table changes them a batch of slots at a time
+//! through a [`Tally`].
 
+use crate::state::State;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 /// A statistics counter.
@@ -78,6 +80,19 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
+    /// A page's object in memory, of `old_size` bytes (`was_huge`: stored uncompressed), was
+    /// replaced by one of `new_size` bytes that is not huge, 0 for none: the page was
+    /// recompressed smaller, or written back. The page stays stored.
+    pub(crate) fn object_shrunk(&self, old_size: usize, was_huge: bool, new_size: usize) {
+        self.compr_data_size.sub(old_size as u64);
+        if new_size != 0 {
+            self.compr_data_size.add(new_size as u64);
+        }
+        if was_huge {
+            self.huge_pages.dec();
+        }
+    }
+
     /// The counters' values now, with the pool's pages (`pool_pages`) and compacted pages
     /// (`pages_compacted`), which the pool counts.
     pub(crate) fn snapshot(&self, pool_pages: u64, pages_compacted: u64) -> Snapshot {
@@ -120,4 +135,72 @@ pub(crate) struct Snapshot {
     pub(crate) bd_count: u64,
     pub(crate) bd_reads: u64,
     pub(crate) bd_writes: u64,
+}
+
+/// Statistics changes of emptied slots, applied together.
+#[derive(Default)]
+pub(crate) struct Tally {
+    /// Notifies counted (added); the rest are taken away.
+    notify_free: u64,
+    same_pages: u64,
+    pages_stored: u64,
+    compr_data_size: u64,
+    huge_pages: u64,
+}
+
+impl Tally {
+    /// Counts a swap notify whose free this is, if `counted`.
+    #[inline(always)]
+    pub(crate) fn notified(&mut self, counted: bool) {
+        self.notify_free += u64::from(counted);
+    }
+
+    /// Counts a slot that held `w` (and an object, if `object`).
+    #[inline(always)]
+    pub(crate) fn count(&mut self, w: State, object: bool) {
+        if w.is_same() {
+            self.same_pages += 1;
+            self.pages_stored += 1;
+        }
+        if w.is_wb() {
+            self.pages_stored += 1;
+        }
+        if object {
+            self.compr_data_size += w.size() as u64;
+            self.pages_stored += 1;
+            if w.is_huge() {
+                self.huge_pages += 1;
+            }
+        }
+    }
+
+    /// Takes the counts away from the statistics, and adds the notifies.
+    pub(crate) fn apply(&self, s: &Stats) {
+        Tally::default().apply_since(self, s);
+    }
+
+    /// Adds the counts to the statistics and takes `gone`'s away, each counter changed once by
+    /// the difference (each change is an atomic operation); adds `gone`'s notifies.
+    #[inline(always)]
+    pub(crate) fn apply_since(&self, gone: &Tally, s: &Stats) {
+        for (c, came, went) in [
+            (&s.same_pages, self.same_pages, gone.same_pages),
+            (&s.pages_stored, self.pages_stored, gone.pages_stored),
+            (
+                &s.compr_data_size,
+                self.compr_data_size,
+                gone.compr_data_size,
+            ),
+            (&s.huge_pages, self.huge_pages, gone.huge_pages),
+        ] {
+            if came > went {
+                c.add(came - went);
+            } else if went > came {
+                c.sub(went - came);
+            }
+        }
+        if gone.notify_free != 0 {
+            s.notify_free.add(gone.notify_free);
+        }
+    }
 }

@@ -138,7 +138,7 @@ impl Storage {
 
     /// The number of pages of the disk.
     pub(crate) fn pages(&self) -> usize {
-        self.table.slots.len()
+        self.table.pages()
     }
 
     /// The algorithms by priority, as configured at initialisation.
@@ -148,12 +148,12 @@ impl Storage {
 
     /// The pool the pages are stored in.
     pub(crate) fn pool(&self) -> &Pool {
-        &self.table.pool
+        self.table.pool()
     }
 
     /// The statistics.
     pub(crate) fn stats(&self) -> &Stats {
-        &self.table.stats
+        self.table.stats()
     }
 
     /// The backing device, if one was configured at initialisation.
@@ -211,7 +211,7 @@ impl Storage {
         }
         let t = &*self.table;
         loop {
-            let mut g = t.slots.lock(index).ok_or(EIO)?;
+            let mut g = t.lock(index).ok_or(EIO)?;
             let st = State::of(&g);
             if st.is_wb() {
                 if !may_sleep {
@@ -251,10 +251,10 @@ impl Storage {
     fn read_written_back(&self, index: usize, block: u64, dst: &mut [u8]) -> Result<bool> {
         let t = &*self.table;
         let file = self.backing.as_ref().ok_or(EIO)?;
-        t.stats.bd_reads.inc();
+        t.stats().bd_reads.inc();
         file.read_page(block, dst)?;
         let st = {
-            let g = t.slots.lock(index).ok_or(EIO)?;
+            let g = t.lock(index).ok_or(EIO)?;
             let st = State::of(&g);
             if !st.is_wb() || g.word().and_then(|w| u64::try_from(w).ok()) != Some(block) {
                 return Ok(false);
@@ -336,7 +336,7 @@ impl Storage {
         may_sleep: bool,
         stalled: Option<usize>,
     ) -> Result<WriteOutcome> {
-        if index >= self.table.slots.len() {
+        if index >= self.table.pages() {
             return Err(EIO);
         }
         if src.len() != PAGE_SIZE {
@@ -348,7 +348,7 @@ impl Storage {
                 return Ok(WriteOutcome::Done);
             }
         }
-        let pool = &self.table.pool;
+        let pool = self.table.pool();
         let mut spare = None;
         let mut need = stalled;
         let mut counted = false;
@@ -357,7 +357,7 @@ impl Storage {
                 // The slow path may sleep, so it runs without the stream. One stall per write,
                 // as zram, however often a page that changes meanwhile outgrows its object.
                 if !counted {
-                    self.table.stats.writestall.inc();
+                    self.table.stats().writestall.inc();
                     counted = true;
                 }
                 let obj = pool.alloc(len, GFP_NOIO | __GFP_NOWARN)?;
@@ -388,7 +388,7 @@ impl Storage {
     /// Stores `w`, the word page `index` is filled with, replacing its contents.
     fn install_same(&self, index: usize, w: usize) -> Result {
         let t = &*self.table;
-        let mut g = t.slots.lock(index).ok_or(EIO)?;
+        let mut g = t.lock(index).ok_or(EIO)?;
         t.store(&mut g, Contents::Word(w), State::SAME)
     }
 
@@ -397,26 +397,26 @@ impl Storage {
     /// object is freed.
     fn install(&self, index: usize, h: Handle<'_>, len: usize, huge: bool, limit: u64) -> Result {
         let t = &*self.table;
-        let used = t.pool.total_pages() as u64;
+        let used = t.pool().total_pages() as u64;
         // As zram, the peak counts the pool as it is now, with the new object, even when the
         // limit then refuses it.
-        t.stats.max_used_pages.raise_to(used);
+        t.stats().max_used_pages.raise_to(used);
         if limit != 0 && used > limit {
             // Dropping `h` frees the new object.
             return Err(ENOMEM);
         }
         // Free the old contents and install the new ones under one lock.
-        let mut g = t.slots.lock(index).ok_or(EIO)?;
+        let mut g = t.lock(index).ok_or(EIO)?;
         t.store(&mut g, Contents::Object(h), State::stored(len, huge))?;
         if huge {
-            t.stats.huge_pages_since.inc();
+            t.stats().huge_pages_since.inc();
         }
         Ok(())
     }
 
     /// Empties page `index`.
     pub(crate) fn free_page(&self, index: usize) {
-        if let Some(mut g) = self.table.slots.lock(index) {
+        if let Some(mut g) = self.table.lock(index) {
             self.table.clear(&mut g);
         }
     }

@@ -34,7 +34,7 @@ mod tests {
     use super::{page, random_page};
     use crate::{
         config::Config,
-        state::{self, State},
+        state,
         storage::{ReadOutcome, Storage, WriteOutcome},
     };
     use kernel::{c_str, compress::Params, kunit_expect, kunit_expect_eq};
@@ -278,13 +278,10 @@ mod tests {
         }
         // Same-filled and empty slots are never idle.
         storage.write_page(3, &page(|_| 9)?, 0)?;
-        let state = |i| State::snapshot(&storage.table().slots, i).ok_or(EINVAL);
+        let state = |i| storage.table().state(i).ok_or(EINVAL);
         let now = i64::from(state::now_secs());
-        let at = |i| -> Result<u32> {
-            Ok(state::access_time(
-                &storage.table().slots.lock(i).ok_or(EINVAL)?,
-            ))
-        };
+        let at =
+            |i| -> Result<u32> { Ok(state::access_time(&storage.table().lock(i).ok_or(EINVAL)?)) };
         if cfg!(CONFIG_RZRAM_TRACK_ENTRY_ACTIME) {
             assert!(i64::from(at(0)?) <= now && i64::from(at(0)?) >= now - 1);
         } else {
@@ -369,7 +366,7 @@ mod tests {
         // lock held here.)
         storage.write_page(3, &page(|i| (i / 32) as u8)?, 0)?;
         {
-            let held = storage.table().slots.lock(3).ok_or(EINVAL)?;
+            let held = storage.table().lock(3).ok_or(EINVAL)?;
             storage.notify_free(3);
             assert!(held.has_object());
         }

@@ -62,7 +62,7 @@ impl SwapFreeQueue {
             // interrupt context, orphaned for the next drain.
             Marked::First(word) => self.queue(word),
             // Never from swap: nothing to free; counted here, off the common path.
-            Marked::OutOfRange => self.table.stats.notify_free.inc(),
+            Marked::OutOfRange => self.table.stats().notify_free.inc(),
         }
     }
 
@@ -125,7 +125,7 @@ mod tests {
     fn deferred_drain_respects_writes() -> Result {
         let pool = pool(c_str!("rzram_kunit_slots"))?;
         let table = Arc::new(Table::new(pool.clone(), 4, 0)?, GFP_KERNEL)?;
-        let s = &table.stats;
+        let s = table.stats();
         for i in 0..4 {
             table.store_bytes(i, 1)?;
         }
@@ -139,12 +139,12 @@ mod tests {
         // Slot 1 was rewritten after its notify, which cleared its stale bit (and counted the
         // notify): the drain must leave it.
         table.store_bytes(1, 1)?;
-        assert!(!table.is_stale(&table.slots.lock(1).ok_or(EINVAL)?));
+        assert!(!table.is_stale(&table.lock(1).ok_or(EINVAL)?));
         assert_eq!((s.notify_free.get(), table.stale_pending()), (1, 3));
         // The word queued twice, and a word past the end: the second finds nothing to free.
         SwapFrees(table.clone()).drain(&[0, 0, 9999]);
-        assert!(!table.slots.lock(0).ok_or(EINVAL)?.has_object());
-        assert!(table.slots.lock(1).ok_or(EINVAL)?.has_object());
+        assert!(!table.lock(0).ok_or(EINVAL)?.has_object());
+        assert!(table.lock(1).ok_or(EINVAL)?.has_object());
         assert_eq!(s.pages_stored.get(), 1);
         assert_eq!(s.compr_data_size.get(), 100);
         assert_eq!(pool.live_objects(), 1);
@@ -166,7 +166,7 @@ mod tests {
     fn orphaned_word_drained_by_next_drain() -> Result {
         let pool = pool(c_str!("rzram_kunit_orphan"))?;
         let table = Arc::new(Table::new(pool.clone(), 64, 0)?, GFP_KERNEL)?;
-        let s = &table.stats;
+        let s = table.stats();
         for i in [2, 3, 40] {
             table.store_bytes(i, 1)?;
         }
@@ -206,7 +206,7 @@ mod tests {
         assert_eq!(table.stale_pending(), 6);
         SwapFrees(table.clone()).drain(&[2]);
         assert_eq!(table.stale_pending(), 4);
-        assert_eq!(table.stats.notify_free.get(), 2);
+        assert_eq!(table.stats().notify_free.get(), 2);
         let mut word1: KVec<usize> = KVec::new();
         for i in table.stale().take_word(1) {
             word1.push(i, GFP_KERNEL)?;

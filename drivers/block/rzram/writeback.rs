@@ -143,12 +143,41 @@ impl Writeback<'_> {
     }
 }
 
-/// The page and block of a write in flight, and what it took from the writeback limit.
+/// A block of the backing device reserved for one page's write, and what that write took from
+/// the writeback limit.
+#[derive(Clone, Copy)]
+struct Reservation {
+    block: u64,
+    charged: u64,
+}
+
+impl Reservation {
+    /// Takes a page's worth from `limit`, then a free block of `storage`'s backing device:
+    /// `EIO` when the limit is spent, `ENOSPC` when the device is full (the limit refunded).
+    fn take(storage: &Storage, limit: &WbLimit) -> Result<Self> {
+        let charged = limit.take().ok_or(EIO)?;
+        match storage.table().reserve_block() {
+            Some(block) => Ok(Reservation { block, charged }),
+            None => {
+                limit.give_back(charged);
+                Err(ENOSPC)
+            }
+        }
+    }
+
+    /// Gives the block and the charge back: the write was not made, or failed (a failed write
+    /// does not count against the limit, as in zram).
+    fn cancel(self, storage: &Storage, limit: &WbLimit) {
+        storage.table().release_block(self.block);
+        limit.give_back(self.charged);
+    }
+}
+
+/// The page of a write in flight, and its reservation.
 #[derive(Clone, Copy)]
 struct Tag {
     index: usize,
-    block: u64,
-    charged: u64,
+    res: Reservation,
 }
 
 impl Writeback<'_> {
@@ -158,7 +187,6 @@ impl Writeback<'_> {
     /// write leaves its page in memory, the others go on, and the last error is returned, as
     /// zram does.
     pub(crate) fn run(&self, storage: &Storage, limit: &WbLimit) -> Result {
-        let t = storage.table();
         let file = storage.backing().ok_or(ENODEV)?;
         let buckets = candidates(storage.table(), self.ranges, |st| self.eligible(st))?;
         let mut queue = WriteQueue::<Tag>::new(file)?;
@@ -173,39 +201,27 @@ impl Writeback<'_> {
                         done(storage, c, limit, &mut ret);
                     }
                 }
-                let Some(charged) = limit.take() else {
-                    ret = Err(EIO);
-                    break 'pages;
-                };
-                let Some(block) = t.reserve_block() else {
-                    limit.give_back(charged);
-                    ret = Err(ENOSPC);
-                    break 'pages;
+                let res = match Reservation::take(storage, limit) {
+                    Ok(res) => res,
+                    Err(e) => {
+                        ret = Err(e);
+                        break 'pages;
+                    }
                 };
                 let len = match self.prepare(storage, index, &mut buf) {
                     Ok(Some(len)) => len,
-                    Ok(None) => {
-                        // No longer a candidate.
-                        t.release_block(block);
-                        limit.give_back(charged);
-                        continue;
-                    }
-                    Err(e) => {
-                        t.release_block(block);
-                        limit.give_back(charged);
-                        ret = Err(e);
+                    // No longer a candidate, or unreadable.
+                    r => {
+                        res.cancel(storage, limit);
+                        if let Err(e) = r {
+                            ret = Err(e);
+                        }
                         continue;
                     }
                 };
-                let tag = Tag {
-                    index,
-                    block,
-                    charged,
-                };
-                if let Err(e) = queue.submit(block, &buf[..len], tag) {
+                if let Err(e) = queue.submit(res.block, &buf[..len], Tag { index, res }) {
                     cancel(storage, index);
-                    t.release_block(block);
-                    limit.give_back(charged);
+                    res.cancel(storage, limit);
                     ret = Err(e);
                     break 'pages;
                 }
@@ -221,7 +237,7 @@ impl Writeback<'_> {
     /// candidate; returns the length to write (a page, or the compressed size with
     /// `compressed_writeback`), or `None` if it is no longer a candidate.
     fn prepare(&self, storage: &Storage, index: usize, buf: &mut [u8]) -> Result<Option<usize>> {
-        let mut g = storage.table().slots.lock(index).ok_or(EIO)?;
+        let mut g = storage.table().lock(index).ok_or(EIO)?;
         let st = State::of(&g);
         // A slot swap freed waits for its deferred free.
         if !g.has_object() || !self.eligible(st) || storage.table().is_stale(&g) {
@@ -248,7 +264,7 @@ impl Writeback<'_> {
 
 /// Clears the `UNDER_WB` mark of a page whose write was not submitted.
 fn cancel(storage: &Storage, index: usize) {
-    if let Some(mut g) = storage.table().slots.lock(index) {
+    if let Some(mut g) = storage.table().lock(index) {
         let st = State::of(&g);
         if st.is_under_wb() {
             st.without_wb().set(&mut g);
@@ -260,21 +276,17 @@ fn cancel(storage: &Storage, index: usize) {
 /// releases it otherwise; a failed write keeps the page in memory and sets `ret`.
 fn done(storage: &Storage, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result) {
     let t = storage.table();
-    let Tag {
-        index,
-        block,
-        charged,
-    } = c.tag;
+    let Tag { index, res } = c.tag;
     if let Err(e) = c.result {
         cancel(storage, index);
-        t.release_block(block);
-        // A failed write does not count against the limit, as in zram.
-        limit.give_back(charged);
+        res.cancel(storage, limit);
         *ret = Err(e);
         return;
     }
-    t.stats.bd_writes.inc();
-    let Some(mut g) = t.slots.lock(index) else {
+    // Written: from here on, the charge stays taken, as in zram.
+    let block = res.block;
+    t.stats().bd_writes.inc();
+    let Some(mut g) = t.lock(index) else {
         t.release_block(block);
         return;
     };
@@ -313,10 +325,7 @@ fn done(storage: &Storage, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result)
     };
     // The access time stays: the page can be marked idle by age after it comes back.
     State::written_back(stored, prio).set(&mut g);
-    t.stats.compr_data_size.sub(size as u64);
-    if st.is_huge() {
-        t.stats.huge_pages.dec();
-    }
+    t.stats().object_shrunk(size, st.is_huge(), 0);
     // Freed under the slot lock, as a write frees the old contents.
     drop(old);
 }
