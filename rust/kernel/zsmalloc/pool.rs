@@ -214,12 +214,12 @@ impl Pool {
     unsafe fn free_raw(&self, raw: &mut [usize]) {
         match raw {
             [] => (),
-            // One object: freed directly, without the bulk free's sort.
+            // One object: freed directly, without the bulk free's grouping by class.
             // SAFETY: the pool is valid and `h` a live handle of it (from `Handle::into_raw`, so
             // neither null nor an error value) that the caller gave up, freed once, here.
             [h] => unsafe { bindings::zs_free(self.raw(), *h) },
             // SAFETY: the pool is valid and each entry a live handle of it that the caller gave
-            // up, freed exactly once here; zs_free_bulk() only sorts and frees the array's
+            // up, freed exactly once here; zs_free_bulk() only reorders and frees the array's
             // entries.
             _ => unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) },
         }
