@@ -623,6 +623,39 @@ static void zs_test_deferred_flush(struct kunit *test)
 }
 
 /*
+ * zs_deferred_flush_queued(), for callers in memory reclaim: it drains the
+ * pages handed to the worker and the calling CPU's own page, without holding
+ * the CPUs online. Pushed (a new instance refuses none) and flushed on one
+ * CPU, in batches that leave a partly filled page, every element is drained
+ * once.
+ */
+static void zs_test_deferred_flush_queued(struct kunit *test)
+{
+	struct zs_pool *pool = test->priv;
+	struct zs_df_user u = { .pool = pool };
+	const unsigned int nr = 20;
+	struct zs_deferred *df;
+	u8 refused[20] = {};
+	unsigned int i;
+
+	u.seen = kunit_kzalloc(test, nr, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, u.seen);
+	/* Batches of 8: 16 elements handed over, 4 left on this CPU's page. */
+	df = zs_deferred_create(pool, &zs_df_index_ops, &u, sizeof(u32), 8, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(df));
+	migrate_disable();
+	for (i = 0; i < nr; i++)
+		refused[i] = !zs_deferred_push(df, &i);
+	zs_deferred_flush_queued(df);
+	migrate_enable();
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_EQ_MSG(test, u.seen[i], 1,
+				    "element %u drained %u times, refused %u", i,
+				    u.seen[i], refused[i]);
+	zs_deferred_destroy(df);
+}
+
+/*
  * Two users of one pool at once, as zram and zswap are: one queues u32 slot
  * numbers, the other pointers to entries that own an object (zswap's
  * element). Each drain gets only its own user's elements, every object is
@@ -764,6 +797,7 @@ static struct kunit_case zsmalloc_test_cases[] = {
 	KUNIT_CASE(zs_test_deferred_batch_capacity),
 	KUNIT_CASE(zs_test_deferred_fallback),
 	KUNIT_CASE(zs_test_deferred_flush),
+	KUNIT_CASE(zs_test_deferred_flush_queued),
 	KUNIT_CASE(zs_test_deferred_two_users),
 	KUNIT_CASE(zs_test_deferred_destroy),
 	{}

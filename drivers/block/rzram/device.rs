@@ -5,12 +5,14 @@
 //!
 //! # Lock order
 //!
-//! The disk's `open_mutex` (taken by [`Disk::if_unopened`] in [`Rzram::claim`]), then the
-//! configuration mutex (`config`). A reset takes the post-processing mutex (`post_processing`)
-//! under `config`, to wait for a `recompress` or `writeback`; those hold it (taken with a
-//! trylock), and take neither `config` nor the open mutex. None of these is ever taken under a
-//! slot lock, a compression stream or a zsmalloc mapping (`storage.rs`). The module's device list
-//! mutex (`rzram.rs`) comes before all of them.
+//! The configuration mutex (`config`) comes before the backing device's `open_mutex`: a
+//! `backing_dev` write opens the device under `config`. The disk's own `open_mutex` is taken
+//! alone: [`Disk::if_unopened`] in [`Rzram::claim`] makes one atomic store under it. A reset
+//! takes the post-processing mutex (`post_processing`) under `config`, to wait for a
+//! `recompress` or `writeback`; those hold it (taken with a trylock), and take neither `config`
+//! nor an open mutex. None of these is ever taken under a slot lock, a compression stream or a
+//! zsmalloc mapping (`storage.rs`). The module's device list mutex (`rzram.rs`) comes before all
+//! of them.
 //!
 //! The storage pointer takes no lock: readers follow it in an RCU read-side critical section (the
 //! swap notify, in the one swap's spinlock makes of its call; a bio, until a page must sleep) or

@@ -219,8 +219,8 @@ impl Pool {
             // neither null nor an error value) that the caller gave up, freed once, here.
             [h] => unsafe { bindings::zs_free(self.raw(), *h) },
             // SAFETY: the pool is valid and each entry a live handle of it that the caller gave
-            // up, freed exactly once here; zs_free_bulk() only reorders and frees the array's
-            // entries.
+            // up, freed exactly once here; zs_free_bulk() frees the array's entries and leaves its
+            // contents undefined; nothing reads it again.
             _ => unsafe { bindings::zs_free_bulk(self.raw(), raw.as_mut_ptr(), raw.len() as u32) },
         }
     }
