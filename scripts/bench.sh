@@ -20,7 +20,8 @@
 # The zswap part: the munmap benchmark with zswap in front of swap on brd, on
 # stock (pristine 6.12), pre-zswap (the series up to the patch before its
 # zswap patch) and zswap (up to that patch), one config (zswap.config), and
-# the floor (swap on brd, zswap off) on the last.
+# the floor (swap on brd, zswap off) on the last. BENCH_PARTS=zswap alone
+# builds and boots only those three kernels.
 #
 # Output: docs/benchmarks.md, docs/benchmarks-munmap.png,
 # docs/benchmarks-iocount.md, docs/benchmarks-breakdown.md,
@@ -56,6 +57,9 @@ host=$TOP/scripts/bench_host.py
 per_boot=$(((rounds + boots - 1) / boots))
 
 case "$parts" in *" munmap "*) ;; *) kernels=bench ;; esac
+# The zswap part boots only its own kernels: without another part, no bench
+# kernel is built.
+[ "$(echo $parts)" = zswap ] && kernels=
 # The plot needs matplotlib: a bench-only package, from the package registry,
 # for the distribution's python3 (which a python3 earlier in PATH may hide).
 py=python3
@@ -70,7 +74,7 @@ for v in $kernels; do "$TOP/scripts/kernel.sh" arm64 "$v"; done
 if [[ "$parts" == *" zswap "* ]]; then
 	for v in $zkernels; do "$TOP/scripts/kernel.sh" arm64 "$v"; done
 fi
-case " $kernels " in *" bench "*) ;; *) "$TOP/scripts/kernel.sh" arm64 bench ;; esac
+case " $kernels " in *" bench "* | "  ") ;; *) "$TOP/scripts/kernel.sh" arm64 bench ;; esac
 "$TOP/scripts/image.sh" arm64
 
 # Nothing else may run: no build, no other guest.

@@ -21,7 +21,7 @@ use kernel::{
         bio::{Disk, GenDisk},
     },
     c_str,
-    compress::{Algorithm, Params},
+    compress::Algorithm,
     cpu::num_online_cpus,
     error::code::*,
     page::PAGE_SIZE,
@@ -115,9 +115,7 @@ fn recompress_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let mut buf = args::copy(input)?;
     let args = recompress(&mut buf)?;
     let storage = rz.storage().ok_or(EINVAL)?;
-    if args.threshold >= storage.pool().huge_class_size() as u64 {
-        return Err(EINVAL);
-    }
+    Recompress::check_threshold(&args, &storage)?;
     let _pp = rz.post_processing(&storage)?;
     let r = Recompress::new(&args, &storage.algorithms()).and_then(|r| r.run(&storage));
     // As for `writeback`.
@@ -138,52 +136,29 @@ fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
 fn algorithm_params_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let mut buf = args::copy(input)?;
     let p = algorithm_params(&mut buf)?;
-    rz.configure(None, |cfg| {
-        let prio = cfg.params_priority(p.priority, p.algo)?;
-        if p.dict.is_some() {
-            // zram's errno for a dictionary it cannot load.
-            pr_info!("dict=: rzram does not load compression dictionaries\n");
-            return Err(EINVAL);
-        }
-        let params = Params {
-            level: p.level,
-            deflate_winbits: p.deflate_winbits,
-        };
-        cfg.set_params(prio, params)
-    })
+    rz.configure(None, |cfg| cfg.set_algorithm_params(&p))
 }
 
 fn mm_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let shift = PAGE_SIZE.trailing_zeros();
-    let s = rz.stats();
+    let [orig, compr, used, limit, max_used, same, compacted, huge, huge_since] =
+        rz.stats().mm_stat(rz.limit_pages());
     emit(
         buf,
         format_args!(
-            "{:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8} {:8}\n",
-            s.pages_stored << shift,
-            s.compr_data_size,
-            s.pool_pages << shift,
-            rz.limit_pages() << shift,
-            s.max_used_pages << shift,
-            s.same_pages,
-            s.pages_compacted,
-            s.huge_pages,
-            s.huge_pages_since
+            "{orig:8} {compr:8} {used:8} {limit:8} {max_used:8} {same:8} {compacted:8} {huge:8} \
+             {huge_since:8}\n"
         ),
     )
 }
 
 fn io_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let s = rz.stats();
-    let (r, w, n) = (s.failed_reads, s.failed_writes, s.notify_free);
+    let [r, w, n] = rz.stats().io_stat();
     emit(buf, format_args!("{r:8} {w:8} 0 {n:8}\n"))
 }
 
 fn debug_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let stall = rz.stats().writestall;
-    // miss_free: 0. rzram's notify takes no slot lock, unlike zram's, which counts there the
-    // notifies that found the slot locked.
-    emit(buf, format_args!("version: 1\n{stall:8} {:8}\n", 0))
+    let [stall, miss_free] = rz.stats().debug_stat();
+    emit(buf, format_args!("version: 1\n{stall:8} {miss_free:8}\n"))
 }
 
 fn compact_store(rz: &Rzram, _d: &Disk, _input: &CStr) -> Result {
@@ -274,13 +249,7 @@ fn writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let storage = rz.storage().ok_or(EINVAL)?;
     let ranges = writeback::page_ranges(&args, storage.pages())?;
     let _pp = rz.post_processing(&storage)?;
-    let wb = Writeback {
-        idle: args.idle,
-        huge: args.huge,
-        incompressible: args.incompressible,
-        ranges: &ranges,
-        batch: rz.wb_batch() as usize,
-    };
+    let wb = Writeback::new(&args, &ranges, rz.wb_batch() as usize);
     let r = wb.run(&storage, rz.wb_limit());
     // Before the operation ends: a reset waiting for it then drops the memory (and closes the
     // backing device) itself.
@@ -347,13 +316,8 @@ fn compressed_writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
 /// `bd_stat`: the backing device's blocks in use, pages read from it and pages written to it,
 /// in 4 KiB units, as zram.
 fn bd_stat_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
-    let four_k = (PAGE_SIZE / 4096) as u64;
-    let s = rz.stats();
-    let (c, r, w) = (s.bd_count, s.bd_reads, s.bd_writes);
-    emit(
-        buf,
-        format_args!("{:8} {:8} {:8}\n", c * four_k, r * four_k, w * four_k),
-    )
+    let [count, reads, writes] = rz.stats().bd_stat();
+    emit(buf, format_args!("{count:8} {reads:8} {writes:8}\n"))
 }
 
 fn max_comp_streams_show(_rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {

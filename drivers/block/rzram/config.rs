@@ -3,7 +3,7 @@
 //! A device's configuration: what the attributes set before `disksize` and the storage is made
 //! with (the device keeps it under its configuration mutex, `device.rs`).
 
-use crate::state::MAX_PRIO;
+use crate::{args::AlgorithmParams, state::MAX_PRIO};
 use kernel::{
     block::bdev::BdevClaim,
     compress::{Algorithm, Params},
@@ -73,15 +73,28 @@ impl Config {
         self.params.get(prio).copied().unwrap_or_default()
     }
 
+    /// `algorithm_params`: sets the parameters `p` gives for the algorithm it names (see
+    /// [`params_priority`](Self::params_priority)), for the next `disksize`. `EINVAL` for a
+    /// priority or name that names no configured algorithm, or two different ones, and for
+    /// `dict=`: zram's errno for a dictionary it cannot load, and rzram loads none yet.
+    pub(crate) fn set_algorithm_params(&mut self, p: &AlgorithmParams<'_>) -> Result {
+        let prio = self.params_priority(p.priority, p.algo)?;
+        if p.dict.is_some() {
+            pr_info!("dict=: rzram does not load compression dictionaries\n");
+            return Err(EINVAL);
+        }
+        let params = Params {
+            level: p.level,
+            deflate_winbits: p.deflate_winbits,
+        };
+        self.set_params(prio, params)
+    }
+
     /// The priority `algorithm_params` applies to, from its `priority=` and `algo=`: the
     /// priority given, whose algorithm must be configured, or that of the first algorithm called
     /// `algo`, or 0 without either. `EINVAL` for a priority with no algorithm, a name no
     /// algorithm has, and a priority and a name of different algorithms.
-    pub(crate) fn params_priority(
-        &self,
-        priority: Option<i32>,
-        algo: Option<&[u8]>,
-    ) -> Result<usize> {
+    fn params_priority(&self, priority: Option<i32>, algo: Option<&[u8]>) -> Result<usize> {
         let by_prio = match priority {
             Some(prio) => Some(
                 usize::try_from(prio)

@@ -20,19 +20,28 @@ use kernel::{
 /// What `recompress` may do, from the attribute's arguments.
 pub(crate) struct Recompress {
     /// Only idle pages.
-    pub(crate) idle: bool,
+    idle: bool,
     /// Only huge pages.
-    pub(crate) huge: bool,
+    huge: bool,
     /// Only pages of at least this many bytes, and only into fewer; 0 for any.
-    pub(crate) threshold: usize,
+    threshold: usize,
     /// At most this many pages.
-    pub(crate) max_pages: u64,
+    max_pages: u64,
     /// The priorities to try: `prio..prio_max`.
-    pub(crate) prio: usize,
-    pub(crate) prio_max: usize,
+    prio: usize,
+    prio_max: usize,
 }
 
 impl Recompress {
+    /// `EINVAL` unless the threshold `args` give is below the huge class size of `storage`'s
+    /// pool: zram's check, made before it looks for another post-processing.
+    pub(crate) fn check_threshold(args: &RecompressArgs<'_>, storage: &Storage) -> Result {
+        if args.threshold >= storage.pool().huge_class_size() as u64 {
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
     /// What a `recompress` write asks of storage whose algorithms are `algs`; `EINVAL` for an
     /// `algo=` that is not a secondary algorithm (see [`priorities`]).
     pub(crate) fn new(

@@ -6,6 +6,7 @@
 
 use crate::state::State;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::page::PAGE_SIZE;
 
 /// A statistics counter.
 #[derive(Default)]
@@ -116,25 +117,66 @@ impl Stats {
     }
 }
 
-/// The statistics' values at one moment, as the attributes show them (all 0 for a device not
-/// initialised). Sizes in pages unless named in bytes.
+/// The statistics' values at one moment (all 0 for a device not initialised), read by the
+/// attributes as zram shows them. Sizes in pages unless named in bytes.
 #[derive(Default)]
 pub(crate) struct Snapshot {
-    pub(crate) pages_stored: u64,
-    pub(crate) compr_data_size: u64,
-    pub(crate) pool_pages: u64,
-    pub(crate) max_used_pages: u64,
-    pub(crate) same_pages: u64,
-    pub(crate) pages_compacted: u64,
-    pub(crate) huge_pages: u64,
-    pub(crate) huge_pages_since: u64,
-    pub(crate) failed_reads: u64,
-    pub(crate) failed_writes: u64,
-    pub(crate) notify_free: u64,
-    pub(crate) writestall: u64,
-    pub(crate) bd_count: u64,
-    pub(crate) bd_reads: u64,
-    pub(crate) bd_writes: u64,
+    pages_stored: u64,
+    compr_data_size: u64,
+    pool_pages: u64,
+    max_used_pages: u64,
+    same_pages: u64,
+    pages_compacted: u64,
+    huge_pages: u64,
+    huge_pages_since: u64,
+    failed_reads: u64,
+    failed_writes: u64,
+    notify_free: u64,
+    writestall: u64,
+    bd_count: u64,
+    bd_reads: u64,
+    bd_writes: u64,
+}
+
+impl Snapshot {
+    /// `mm_stat`'s nine values, with the pool limit `limit_pages`: the original data size, the
+    /// compressed data size, the pool's size, its limit and its peak (in bytes), then the
+    /// same-filled pages, the pages compaction freed, the huge pages and the huge pages ever
+    /// stored.
+    pub(crate) fn mm_stat(&self, limit_pages: u64) -> [u64; 9] {
+        let bytes = |pages: u64| pages << PAGE_SIZE.trailing_zeros();
+        [
+            bytes(self.pages_stored),
+            self.compr_data_size,
+            bytes(self.pool_pages),
+            bytes(limit_pages),
+            bytes(self.max_used_pages),
+            self.same_pages,
+            self.pages_compacted,
+            self.huge_pages,
+            self.huge_pages_since,
+        ]
+    }
+
+    /// `io_stat`'s counters: failed reads and writes, and the notified frees (zram shows a
+    /// constant 0 between the writes and the frees, where it once counted invalid I/O).
+    pub(crate) fn io_stat(&self) -> [u64; 3] {
+        [self.failed_reads, self.failed_writes, self.notify_free]
+    }
+
+    /// `bd_stat`'s three values in 4 KiB units, as zram: the backing device's blocks in use, the
+    /// pages read from it and the pages written to it.
+    pub(crate) fn bd_stat(&self) -> [u64; 3] {
+        let four_k = (PAGE_SIZE / 4096) as u64;
+        [self.bd_count, self.bd_reads, self.bd_writes].map(|v| v * four_k)
+    }
+
+    /// `debug_stat`'s two counters: the writes that waited for memory and `miss_free`, always 0:
+    /// rzram's notify takes no slot lock, unlike zram's, which counts there the notifies that
+    /// found the slot locked.
+    pub(crate) fn debug_stat(&self) -> [u64; 2] {
+        [self.writestall, 0]
+    }
 }
 
 /// Statistics changes of emptied slots, applied together.

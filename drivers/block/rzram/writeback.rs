@@ -124,15 +124,29 @@ pub(crate) fn page_ranges(args: &WritebackArgs, pages: usize) -> Result<KVec<Ran
 /// What `writeback` may write back, from the attribute's arguments.
 pub(crate) struct Writeback<'a> {
     /// Only idle pages.
-    pub(crate) idle: bool,
+    idle: bool,
     /// Only huge pages.
-    pub(crate) huge: bool,
+    huge: bool,
     /// Only pages no algorithm compressed better (`recompress`).
-    pub(crate) incompressible: bool,
+    incompressible: bool,
     /// The pages to look at; checked against the disk's size by the caller.
-    pub(crate) ranges: &'a [Range<usize>],
+    ranges: &'a [Range<usize>],
     /// The writes to keep in flight; at least 1.
-    pub(crate) batch: usize,
+    batch: usize,
+}
+
+impl<'a> Writeback<'a> {
+    /// What a `writeback` write asks: the kinds of pages of `args`, among `ranges` (from
+    /// [`page_ranges`]), with `batch` writes in flight (at least 1 is kept).
+    pub(crate) fn new(args: &WritebackArgs, ranges: &'a [Range<usize>], batch: usize) -> Self {
+        Writeback {
+            idle: args.idle,
+            huge: args.huge,
+            incompressible: args.incompressible,
+            ranges,
+            batch,
+        }
+    }
 }
 
 impl Writeback<'_> {
