@@ -2,24 +2,18 @@
 
 //! The device's sysfs attributes, in `/sys/block/<disk>/`, with zram's names, modes, formats and
 //! errors. Each parses its input (the kernel's parsers in `kernel::str`, and zram's grammars in
-//! `args.rs`) and delegates to the device
-//! (`device.rs`), its storage (`storage.rs`) or a post-processing operation (`recompress.rs`,
-//! `writeback.rs`), and formats what it shows.
+//! `args.rs`) and delegates to the device (`device.rs`) or its configuration (`config.rs`); a
+//! `show` formats what the device reports (its statistics as `stats.rs` takes them).
 
 use crate::{
     args::{self, algorithm, algorithm_params, recomp_algorithm, recompress},
     device::Rzram,
-    recompress::Recompress,
     slots,
     state::{self, MAX_PRIO},
-    writeback::{self, Writeback},
 };
 use core::{fmt::Write, num::NonZeroU32};
 use kernel::{
-    block::{
-        bdev::BdevFile,
-        bio::{Disk, GenDisk},
-    },
+    block::bio::{Disk, GenDisk},
     c_str,
     compress::Algorithm,
     cpu::num_online_cpus,
@@ -58,10 +52,7 @@ fn reset_store(rz: &Rzram, d: &Disk, input: &CStr) -> Result {
     if kstrtou16(input, 10)? == 0 {
         return Err(EINVAL);
     }
-    rz.claim(d)?;
-    rz.reset(d);
-    rz.unclaim();
-    Ok(())
+    rz.reset_unless_open(d)
 }
 
 /// Every algorithm, `cur` in brackets, as zram lists them.
@@ -107,20 +98,11 @@ fn recomp_algorithm_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
 }
 
 /// `recompress`: recompresses stored pages with the secondary algorithms; see
-/// `Recompress::run` and `args::recompress`. `EINVAL` before `disksize`, for a threshold
-/// not below the huge class size and for an algorithm that is not a secondary one; a priority
-/// with no algorithm does nothing, as in zram. `EAGAIN` while another post-processing runs,
-/// `EINVAL` if a reset came first.
+/// `args::recompress` and `Rzram::recompress`. A priority with no algorithm does nothing, as in
+/// zram.
 fn recompress_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let mut buf = args::copy(input)?;
-    let args = recompress(&mut buf)?;
-    let storage = rz.storage().ok_or(EINVAL)?;
-    Recompress::check_threshold(&args, &storage)?;
-    let _pp = rz.post_processing(&storage)?;
-    let r = Recompress::new(&args, &storage.algorithms()).and_then(|r| r.run(&storage));
-    // As for `writeback`.
-    drop(storage);
-    r
+    rz.recompress(&recompress(&mut buf)?)
 }
 
 fn comp_algorithm_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
@@ -197,9 +179,7 @@ fn idle_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
         let age = i64::try_from(age).unwrap_or(i64::MAX);
         i64::from(state::now_secs()).saturating_sub(age)
     };
-    let storage = rz.storage().ok_or(EINVAL)?;
-    storage.table().mark_idle(cutoff);
-    Ok(())
+    rz.mark_idle(cutoff)
 }
 
 /// `backing_dev`: the path of the backing device, or `none`.
@@ -222,39 +202,15 @@ fn backing_dev_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {
 /// empty device.
 fn backing_dev_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let busy = "Can't setup backing device for initialized device";
-    rz.configure(Some(busy), |cfg| {
-        let name = args::strip_newline(input.as_bytes());
-        let mut path = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
-        path.extend_from_slice(name, GFP_KERNEL)?;
-        path.push(0, GFP_KERNEL)?;
-        let path = CStr::from_bytes_with_nul(&path)?;
-        let file = BdevFile::open(path)?;
-        if file.nr_pages() == 0 {
-            return Err(EINVAL);
-        }
-        cfg.set_backing(file);
-        pr_info!("setup backing device {}\n", path);
-        Ok(())
-    })
+    let path = args::strip_newline(input.as_bytes());
+    rz.configure(Some(busy), |cfg| cfg.open_backing(path))
 }
 
 /// `writeback`: writes pages back to the backing device; see `args::writeback` for the forms
-/// and `Writeback::run`. As zram: `EINVAL` for bad input and before `disksize`, for a
-/// `page_index` beyond the disk (`ERANGE` for `page_indexes`), `EAGAIN` while another
-/// post-processing runs, `EINVAL` if a reset came first (zram's device, reset under its lock,
-/// is then uninitialised), `ENODEV` without a backing device, then what the writeback returns.
+/// (`EINVAL` for bad input, as zram) and `Rzram::writeback`.
 fn writeback_store(rz: &Rzram, _d: &Disk, input: &CStr) -> Result {
     let mut buf = args::copy(input)?;
-    let args = args::writeback(&mut buf)?;
-    let storage = rz.storage().ok_or(EINVAL)?;
-    let ranges = writeback::page_ranges(&args, storage.pages())?;
-    let _pp = rz.post_processing(&storage)?;
-    let wb = Writeback::new(&args, &ranges, rz.wb_batch() as usize);
-    let r = wb.run(&storage, rz.wb_limit());
-    // Before the operation ends: a reset waiting for it then drops the memory (and closes the
-    // backing device) itself.
-    drop(storage);
-    r
+    rz.writeback(&args::writeback(&mut buf)?)
 }
 
 fn writeback_limit_show(rz: &Rzram, _d: &Disk, buf: &mut SysfsBuf<'_>) -> Result {

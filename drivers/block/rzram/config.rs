@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A device's configuration: what the attributes set before `disksize` and the storage is made
-//! with (the device keeps it under its configuration mutex, `device.rs`).
+//! A device's configuration: what the storage is made with, set by the attributes before
+//! `disksize`: the algorithms and their parameters, the backing device and `compressed_writeback`
+//! (the device keeps it under its configuration mutex, `device.rs`). The limits (`mem_limit`,
+//! `writeback_limit`, `writeback_batch_size`) apply to the storage as it runs and are the
+//! device's own.
 
 use crate::{args::AlgorithmParams, state::MAX_PRIO};
 use kernel::{
-    block::bdev::BdevClaim,
+    block::bdev::{BdevClaim, BdevFile},
     compress::{Algorithm, Params},
     error::code::*,
     prelude::*,
@@ -130,8 +133,26 @@ impl Config {
         self.backing.as_ref()
     }
 
+    /// `backing_dev`: opens the block device at `path` (without a NUL) read-write and
+    /// exclusively as the backing device, giving up the one set before. As zram: the open's error
+    /// (`ENOENT`, `EBUSY` if the device is in use, ...), `ENOTBLK` for a file that is not a block
+    /// device, `EINVAL` for an empty device.
+    pub(crate) fn open_backing(&mut self, path: &[u8]) -> Result {
+        let mut cpath = KVec::with_capacity(path.len() + 1, GFP_KERNEL)?;
+        cpath.extend_from_slice(path, GFP_KERNEL)?;
+        cpath.push(0, GFP_KERNEL)?;
+        let cpath = CStr::from_bytes_with_nul(&cpath)?;
+        let file = BdevFile::open(cpath)?;
+        if file.nr_pages() == 0 {
+            return Err(EINVAL);
+        }
+        self.set_backing(file);
+        pr_info!("setup backing device {}\n", cpath);
+        Ok(())
+    }
+
     /// Sets the backing device, giving up the one set before.
-    pub(crate) fn set_backing(&mut self, backing: BdevClaim) {
+    fn set_backing(&mut self, backing: BdevClaim) {
         self.backing = Some(backing);
     }
 

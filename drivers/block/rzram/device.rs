@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! One rzram device: its state and its lifecycle (initialised by `disksize`, claimed and reset by
-//! `reset` and `hot_remove`). Its I/O is in `io.rs`, its sysfs attributes in `attrs.rs`.
+//! `reset` and `hot_remove`), and the start of its post-processing operations (`recompress`,
+//! `writeback`), which a reset waits for. Its I/O is in `io.rs`, its sysfs attributes in
+//! `attrs.rs`.
 //!
 //! # Lock order
 //!
 //! The configuration mutex (`config`) comes before the backing device's `open_mutex`: a
 //! `backing_dev` write opens the device under `config`. The disk's own `open_mutex` is taken
-//! alone: [`Disk::if_unopened`] in [`Rzram::claim`] makes one atomic store under it. A reset
+//! alone: [`Disk::if_unopened`] in [`Rzram::claim`] makes one compare-and-exchange under it. A
+//! reset
 //! takes the post-processing mutex (`post_processing`) under `config`, to wait for a
 //! `recompress` or `writeback`; those hold it (taken with a trylock), and take neither `config`
 //! nor an open mutex. None of these is ever taken under a slot lock, a compression stream or a
@@ -20,7 +23,13 @@
 //! reset waits for an RCU grace period before it drops the old storage.
 
 use crate::{
-    config::Config, state::MAX_PRIO, stats::Snapshot, storage::Storage, writeback::WbLimit,
+    args::{RecompressArgs, WritebackArgs},
+    config::Config,
+    recompress::Recompress,
+    state::MAX_PRIO,
+    stats::Snapshot,
+    storage::Storage,
+    writeback::{self, WbLimit, Writeback},
 };
 use core::{
     num::NonZeroU32,
@@ -256,13 +265,60 @@ impl Rzram {
     /// the storage: either the reset came first and this sees it, or the reset waits for the
     /// guard. So when a reset returns, no post-processing uses the old storage (or its backing
     /// device), as in zram, whose `writeback_store()` and `recompress_store()` hold `init_lock`.
-    pub(crate) fn post_processing(&self, storage: &Arc<Storage>) -> Result<PostProcessing<'_>> {
+    fn post_processing(&self, storage: &Arc<Storage>) -> Result<PostProcessing<'_>> {
         let pp = self.post_processing.try_lock().ok_or(EAGAIN)?;
         let current = self.storage.get(&rcu::read_lock()).map(core::ptr::from_ref);
         if current != Some(core::ptr::from_ref::<Storage>(storage)) {
             return Err(EINVAL);
         }
         Ok(pp)
+    }
+
+    /// `recompress`: recompresses the stored pages `args` select with the secondary algorithms
+    /// (`Recompress::run`). `EINVAL` before `disksize`, for a threshold not below the huge class
+    /// size and for an algorithm that is not a secondary one; `EAGAIN` while another
+    /// post-processing runs, `EINVAL` if a reset came first.
+    pub(crate) fn recompress(&self, args: &RecompressArgs<'_>) -> Result {
+        let storage = self.storage().ok_or(EINVAL)?;
+        Recompress::check_threshold(args, &storage)?;
+        let _pp = self.post_processing(&storage)?;
+        let r = Recompress::new(args, &storage.algorithms()).and_then(|r| r.run(&storage));
+        // Before the operation ends: a reset waiting for it then drops the memory itself.
+        drop(storage);
+        r
+    }
+
+    /// `writeback`: writes the pages `args` select back to the backing device
+    /// (`Writeback::run`). `EINVAL` before `disksize` and for a `page_index` beyond the disk
+    /// (`ERANGE` for `page_indexes`), `EAGAIN` while another post-processing runs, `EINVAL` if a
+    /// reset came first (zram's device, reset under its lock, is then uninitialised), `ENODEV`
+    /// without a backing device, then what the writeback returns.
+    pub(crate) fn writeback(&self, args: &WritebackArgs) -> Result {
+        let storage = self.storage().ok_or(EINVAL)?;
+        let ranges = writeback::page_ranges(args, storage.pages())?;
+        let _pp = self.post_processing(&storage)?;
+        let wb = Writeback::new(args, &ranges, self.wb_batch() as usize);
+        let r = wb.run(&storage, &self.wb_limit);
+        // Before the operation ends: a reset waiting for it then drops the memory (and closes
+        // the backing device) itself.
+        drop(storage);
+        r
+    }
+
+    /// `idle`: marks the stored pages last accessed at or before `cutoff` (seconds since boot)
+    /// idle, and clears the mark of the others (`Table::mark_idle`). `EINVAL` before `disksize`.
+    pub(crate) fn mark_idle(&self, cutoff: i64) -> Result {
+        self.storage().ok_or(EINVAL)?.table().mark_idle(cutoff);
+        Ok(())
+    }
+
+    /// `reset`: claims the device (`EBUSY` if it is open or claimed), frees its memory and ends
+    /// the claim.
+    pub(crate) fn reset_unless_open(&self, disk: &Disk) -> Result {
+        self.claim(disk)?;
+        self.reset(disk);
+        self.unclaim();
+        Ok(())
     }
 
     /// Ends a reset's claim; a removal's stays.

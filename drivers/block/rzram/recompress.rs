@@ -2,6 +2,10 @@
 
 //! Recompression: the `recompress` attribute's candidate pages (`candidates.rs`) compressed again
 //! with the secondary algorithms of `recomp_algorithm`, with the storage's streams.
+//!
+//! Each page is recompressed under its slot lock, then the CPU's compression streams, then a
+//! zsmalloc mapping of its object, the order of every other path (`storage.rs`); the smaller
+//! object is allocated under all three without sleeping (`GFP_NOWAIT`), as zram allocates it.
 
 use crate::{
     args::RecompressArgs,
@@ -117,21 +121,25 @@ impl Recompress {
         let outcome = storage.streams().with(|c| -> Result<Recompressed<'_>> {
             c.load_page(st.prio(), &g.map_read(old_size)?)?;
             let mut tried = 0;
+            // Whether the last algorithm tried reached a smaller class (but not the threshold).
+            let mut last_smaller = false;
             for prio in self.prio.max(st.prio() + 1)..self.prio_max.min(MAX_PRIO) {
                 let Some(compressed) = c.compress_loaded(prio) else {
                     continue;
                 };
                 tried += 1;
+                last_smaller = false;
                 let data = match compressed {
                     Ok(data) => data,
                     Err(e) if e == E2BIG => continue,
                     Err(e) => return Err(e),
                 };
                 let len = data.len();
-                if len >= pool.huge_class_size()
-                    || pool.class_index_for(len)? >= old_class
-                    || (self.threshold != 0 && len >= self.threshold)
-                {
+                if len >= pool.huge_class_size() || pool.class_index_for(len)? >= old_class {
+                    continue;
+                }
+                if self.threshold != 0 && len >= self.threshold {
+                    last_smaller = true;
                     continue;
                 }
                 // Under the slot lock and the stream: no sleeping (zram allocates without
@@ -139,16 +147,17 @@ impl Recompress {
                 let obj = pool.alloc(len, GFP_NOWAIT | __GFP_NOWARN)?;
                 return Ok(Recompressed::Smaller(obj.write(data)?, len, prio));
             }
+            // As zram: incompressible when every secondary algorithm was tried and the last
+            // did not reach a smaller class.
             Ok(Recompressed::NotSmaller {
                 tried,
-                all_tried: secondaries != 0 && tried == secondaries,
+                incompressible: secondaries != 0 && tried == secondaries && !last_smaller,
             })
         })?;
         let mut tried = 1;
         match outcome {
             Recompressed::Smaller(h, len, prio) => {
-                let old = g.take();
-                g.replace(Contents::Object(h))?;
+                let old = g.replace(Contents::Object(h))?;
                 // The access time stays; the idle mark goes, as zram clears it.
                 State::stored(len, false).with_prio(prio).set(&mut g);
                 t.stats().object_shrunk(old_size, st.is_huge(), len);
@@ -157,11 +166,15 @@ impl Recompress {
             }
             Recompressed::NotSmaller {
                 tried: n,
-                all_tried,
+                incompressible,
             } => {
                 tried = n;
                 let st = st.with_idle(false);
-                let st = if all_tried { st.incompressible() } else { st };
+                let st = if incompressible {
+                    st.incompressible()
+                } else {
+                    st
+                };
                 st.set(&mut g);
             }
         }
@@ -198,8 +211,8 @@ pub(crate) fn priorities(
 enum Recompressed<'a> {
     /// A smaller object: the handle, its size and the priority of its algorithm.
     Smaller(Handle<'a>, usize, usize),
-    /// Nothing smaller, with `tried` algorithms; `all_tried` if they were every secondary one.
-    NotSmaller { tried: usize, all_tried: bool },
+    /// Nothing smaller, with `tried` algorithms; `incompressible` if the page is to be marked so.
+    NotSmaller { tried: usize, incompressible: bool },
 }
 
 #[cfg(CONFIG_RZRAM_KUNIT_TEST)]

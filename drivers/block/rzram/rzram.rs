@@ -10,7 +10,7 @@
 //! `hot_remove`. The other files, each using only those listed before it:
 //!
 //! - `args.rs`: the attributes' grammars, on the kernel's parsers (`kernel::str`);
-//!   `stats.rs`: the statistics; `state.rs`: a slot's state in its lock word; `bitmaps.rs`: the
+//!   `state.rs`: a slot's state in its lock word; `stats.rs`: the statistics; `bitmaps.rs`: the
 //!   backing device's blocks in use and the stale slots;
 //! - `slots.rs`: the slot table; `candidates.rs`: post-processing's candidates in it;
 //!   `config.rs`: what `disksize` initialises with; `streams.rs`: a CPU's compression streams;

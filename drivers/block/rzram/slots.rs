@@ -12,7 +12,10 @@
 //!
 //! Emptying or filling a slot goes through [`Table::take`] and [`Table::store`], which keep the
 //! statistics, the backing device's blocks and the stale bits (`bitmaps.rs`) in step with it;
-//! [`Table::free_stale`] is swap's deferred free of the slots it freed (`swap_free.rs`).
+//! [`Table::free_stale`] is swap's deferred free of the slots it freed (`swap_free.rs`). Two
+//! paths replace a page's object in place, under the slot lock, and change the statistics with
+//! `Stats::object_shrunk`: writeback's commit of a written block (`writeback.rs`) and
+//! recompression's smaller object (`recompress.rs`).
 
 use crate::{
     bitmaps::{Blocks, Marked, Stale},
@@ -120,8 +123,8 @@ impl Table {
     /// since the last call: each slot is emptied under its lock, and only if it is still stale,
     /// that is, not emptied or written since the notify (the stale bit is taken under the lock,
     /// so two calls for one word free each slot once); the objects are then freed together,
-    /// sorted by size class, taking each class lock once per call (one object is freed
-    /// directly). The statistics, `notify_free` included, change once a call.
+    /// grouped by size class 64 at a time, taking each class lock once per class and group (one
+    /// object is freed directly). The statistics, `notify_free` included, change once a call.
     pub(crate) fn free_stale(&self, words: &[u32]) {
         let mut tally = Tally::default();
         self.pool().free_bulk(

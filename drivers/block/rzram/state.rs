@@ -25,8 +25,8 @@
 //!   compressed by the algorithm of that priority (`compressed_writeback`), or raw for a size of
 //!   a page.
 //! - `UNDER_WB`: a write of the page to the backing device is in flight. Whatever changes the
-//!   contents (a write, a free, a recompression) clears it, so the writeback's completion knows
-//!   whether the block it wrote still holds the page.
+//!   contents (a write, a discard, the deferred free of a slot swap freed) clears it, so the
+//!   writeback's completion knows whether the block it wrote still holds the page.
 
 use kernel::{
     time::Ktime,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Device statistics, as zram keeps them; shown in `mm_stat`, `io_stat`, `bd_stat` and
-//! `debug_stat` as a [`Snapshot`]. The slot table changes them a batch of slots at a time
-//! through a [`Tally`].
+//! `debug_stat` as a [`Snapshot`]. The counts of stored pages and their sizes change when a slot
+//! is emptied or filled (`slots.rs`, a batch of slots at a time through a [`Tally`]) or its
+//! object replaced in place ([`Stats::object_shrunk`]); the event counters where the event
+//! happens.
 
 use crate::state::State;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -82,13 +84,12 @@ pub(crate) struct Stats {
 
 impl Stats {
     /// A page's object in memory, of `old_size` bytes (`was_huge`: stored uncompressed), was
-    /// replaced by one of `new_size` bytes that is not huge, 0 for none: the page was
+    /// replaced by one of `new_size` bytes, smaller and not huge, or 0 for none: the page was
     /// recompressed smaller, or written back. The page stays stored.
     pub(crate) fn object_shrunk(&self, old_size: usize, was_huge: bool, new_size: usize) {
-        self.compr_data_size.sub(old_size as u64);
-        if new_size != 0 {
-            self.compr_data_size.add(new_size as u64);
-        }
+        // One change, so that no reader sees the old size gone and the new one not yet there.
+        self.compr_data_size
+            .sub(old_size.saturating_sub(new_size) as u64);
         if was_huge {
             self.huge_pages.dec();
         }

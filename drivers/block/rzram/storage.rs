@@ -9,8 +9,9 @@
 //! area and the zspage's lock). A read takes all three, in that order. A write compresses and
 //! allocates with the stream and the mapping but without a slot lock, then takes the slot lock
 //! alone to swap the contents. The device's configuration mutex (`device.rs`) is never taken under
-//! any of these. Only one slot lock is held at a time. The swap notify takes none of them
-//! (`swap_free.rs`).
+//! any of these. Only one slot lock is held at a time. The swap notify takes none of them unless
+//! the deferred free's buffers are full; it then frees its batch itself, one slot lock at a time,
+//! as the drain does (`swap_free.rs`).
 
 use crate::{
     bitmaps::backing_blocks,

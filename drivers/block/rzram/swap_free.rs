@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Swap's frees, deferred: the slots `swap_slot_free_notify` marked stale (`bitmaps.rs`) are
-//! freed in batches, off swap's path, by the zsmalloc deferred free's worker.
+//! freed in batches by the zsmalloc deferred free's worker, off swap's path, unless the deferred
+//! free's buffers are full: then the notify that finds them full frees its batch itself.
 
 use crate::{
     bitmaps::{Marked, Stale},
@@ -37,8 +38,9 @@ impl SwapFreeQueue {
     /// it is still stale.
     ///
     /// It takes no lock and costs one atomic OR; once in 32 notifies to neighbouring slots, a
-    /// push onto this CPU's queue too. Runs in atomic context under swap's lock. Why this is
-    /// enough:
+    /// push onto this CPU's queue too. When the deferred free's buffers are full, that push
+    /// frees the word's slots itself instead ([`SwapFrees`]'s drain: slot locks, then zsmalloc's
+    /// class locks). Runs in atomic context under swap's lock. Why this is enough:
     ///
     /// - a read of the same page under way holds the slot lock; the drain takes it too, so the
     ///   page is never freed under its reader;

@@ -19,9 +19,11 @@
 //!   stale), and the completion commits the block to the slot only if the mark is still there
 //!   and the slot is not stale: otherwise it releases the block, so no block is leaked and no
 //!   new data is replaced by old;
-//! - a block is reserved before the slot is checked and released on every path that does not
-//!   commit it (ineligible slot, failed write, changed slot); `bd_count` counts the reserved
-//!   blocks and returns to 0 when every page is freed;
+//! - a block is reserved, and the page's worth taken from the writeback limit, once the page is
+//!   read and marked for its write; both are given back on every path that does not commit it
+//!   (write not submitted, failed write), and the block alone when the page changed meanwhile
+//!   (the write counts against the limit, as in zram); `bd_count` counts the reserved blocks and
+//!   returns to 0 when every page is freed;
 //! - the queue of writes is local to one `writeback`, and each of its bios holds the queue's
 //!   shared state and the backing device until it completes, so a completion never touches
 //!   memory that is gone, whatever the submitter does;
@@ -158,7 +160,8 @@ impl Writeback<'_> {
 }
 
 /// A block of the backing device reserved for one page's write, and what that write took from
-/// the writeback limit.
+/// the writeback limit. `Copy`, so that a write the queue refuses (it then never completes) can
+/// be cancelled after the reservation went into its tag.
 #[derive(Clone, Copy)]
 struct Reservation {
     block: u64,
@@ -215,26 +218,20 @@ impl Writeback<'_> {
                         done(storage, c, limit, &mut ret);
                     }
                 }
+                // No longer a candidate, or unreadable (skipped, as zram skips it).
+                let Some(len) = self.prepare(storage, index, &mut buf) else {
+                    continue;
+                };
                 let res = match Reservation::take(storage, limit) {
                     Ok(res) => res,
                     Err(e) => {
+                        cancel(storage, index, false);
                         ret = Err(e);
                         break 'pages;
                     }
                 };
-                let len = match self.prepare(storage, index, &mut buf) {
-                    Ok(Some(len)) => len,
-                    // No longer a candidate, or unreadable.
-                    r => {
-                        res.cancel(storage, limit);
-                        if let Err(e) = r {
-                            ret = Err(e);
-                        }
-                        continue;
-                    }
-                };
                 if let Err(e) = queue.submit(res.block, &buf[..len], Tag { index, res }) {
-                    cancel(storage, index);
+                    cancel(storage, index, false);
                     res.cancel(storage, limit);
                     ret = Err(e);
                     break 'pages;
@@ -249,39 +246,49 @@ impl Writeback<'_> {
 
     /// Copies page `index` into `buf` for its writeback and marks it `UNDER_WB`, if it is still a
     /// candidate; returns the length to write (a page, or the compressed size with
-    /// `compressed_writeback`), or `None` if it is no longer a candidate.
-    fn prepare(&self, storage: &Storage, index: usize, buf: &mut [u8]) -> Result<Option<usize>> {
-        let mut g = storage.table().lock(index).ok_or(EIO)?;
+    /// `compressed_writeback`), or `None` if it is no longer a candidate or cannot be read. As in
+    /// zram, a page that cannot be read is skipped without an error, and loses its idle mark so
+    /// that the next idle writeback does not try it again.
+    fn prepare(&self, storage: &Storage, index: usize, buf: &mut [u8]) -> Option<usize> {
+        let mut g = storage.table().lock(index)?;
         let st = State::of(&g);
         // A slot swap freed waits for its deferred free.
         if !g.has_object() || !self.eligible(st) || storage.table().is_stale(&g) {
-            return Ok(None);
+            return None;
         }
         let size = st.size();
-        if storage.compressed_writeback() || size == PAGE_SIZE {
-            buf.get_mut(..size)
-                .ok_or(EIO)?
-                .copy_from_slice(&g.map_read(size)?);
+        let read = if storage.compressed_writeback() || size == PAGE_SIZE {
+            buf.get_mut(..size).ok_or(EIO).and_then(|b| {
+                b.copy_from_slice(&g.map_read(size)?);
+                Ok(())
+            })
         } else {
             storage
                 .streams()
-                .with(|c| c.decompress_page(st.prio(), &g.map_read(size)?, buf))?;
+                .with(|c| c.decompress_page(st.prio(), &g.map_read(size)?, buf))
+        };
+        if read.is_err() {
+            st.with_idle(false).set(&mut g);
+            return None;
         }
         st.under_wb().set(&mut g);
-        Ok(Some(if storage.compressed_writeback() {
+        Some(if storage.compressed_writeback() {
             size
         } else {
             PAGE_SIZE
-        }))
+        })
     }
 }
 
-/// Clears the `UNDER_WB` mark of a page whose write was not submitted.
-fn cancel(storage: &Storage, index: usize) {
+/// Clears the `UNDER_WB` mark of a page whose write was not made or failed; and its idle mark
+/// if `failed`, as zram clears it, so that the next idle writeback does not try the page again.
+fn cancel(storage: &Storage, index: usize, failed: bool) {
     if let Some(mut g) = storage.table().lock(index) {
         let st = State::of(&g);
         if st.is_under_wb() {
-            st.without_wb().set(&mut g);
+            st.without_wb()
+                .with_idle(st.is_idle() && !failed)
+                .set(&mut g);
         }
     }
 }
@@ -292,7 +299,7 @@ fn done(storage: &Storage, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result)
     let t = storage.table();
     let Tag { index, res } = c.tag;
     if let Err(e) = c.result {
-        cancel(storage, index);
+        cancel(storage, index, true);
         res.cancel(storage, limit);
         *ret = Err(e);
         return;
@@ -306,8 +313,8 @@ fn done(storage: &Storage, c: Completed<Tag>, limit: &WbLimit, ret: &mut Result)
     };
     let st = State::of(&g);
     if !st.is_under_wb() || t.is_stale(&g) || !g.has_object() {
-        // Written, freed or recompressed since (which cleared the mark), or freed by swap
-        // (its deferred free empties the slot): the block holds nothing of it.
+        // Written or discarded since (which cleared the mark), or freed by swap (its deferred
+        // free empties the slot): the block holds nothing of it.
         if st.is_under_wb() {
             st.without_wb().set(&mut g);
         }
