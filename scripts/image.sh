@@ -18,14 +18,14 @@ arm64) debarch=arm64; triplet=aarch64-linux-gnu; cc=aarch64-linux-gnu-gcc ;;
 x86_64) debarch=amd64; triplet=x86_64-linux-gnu; cc=gcc ;;
 esac
 
-GUEST_PKGS="busybox-static bash util-linux mount e2fsprogs fio coreutils kmod bc systemd-zram-generator"
+GUEST_PKGS="busybox-static bash util-linux mount e2fsprogs fio coreutils kmod bc systemd-zram-generator udev"
 # Architecture-independent packages, named without an architecture.
 GUEST_PKGS_ALL="zram-tools"
 # Packages in the dependency closure that provide nothing the image runs.
 SKIP_RE='^(python3|libpython3|perl|libperl|debconf|init-system-helpers|dpkg|tzdata|media-types|readline-common|netbase|base-files|debianutils|sensible-utils)'
 # Programs copied into the image: name -> looked up in the unpacked packages.
 PROGS="bash mkswap swapon swapoff zramctl blkdiscard losetup fallocate mke2fs e2fsck fio
-sha256sum md5sum dd stat sync timeout nproc kmod bc zramswap"
+sha256sum md5sum dd stat sync timeout nproc kmod bc zramswap udevadm"
 
 gdir=$BUILD/guest/$arch
 debs=$BUILD/guest/debs-$debarch
@@ -122,6 +122,11 @@ for p in modprobe rmmod insmod lsmod depmod modinfo; do ln -sf ../bin/kmod "$roo
 mkdir -p "$root/lib/systemd/system-generators"
 cp -L "$pkgroot/lib/systemd/system-generators/zram-generator" "$root/lib/systemd/system-generators/"
 add_elf "$root/lib/systemd/system-generators/zram-generator"
+# udev, for the Pi kernel's boot (pi_udev_modules): udevadm is also the
+# daemon, systemd-udevd, and its rule that loads a device's driver by alias.
+mkdir -p "$root/lib/systemd" "$root/lib/udev/rules.d"
+ln -sf /usr/bin/udevadm "$root/lib/systemd/systemd-udevd"
+cp "$pkgroot/lib/udev/rules.d/80-drivers.rules" "$root/lib/udev/rules.d/"
 # zram-tools' configuration, as the package installs it.
 mkdir -p "$root/etc/default"
 cp "$pkgroot/etc/default/zramswap" "$root/etc/default/zramswap"

@@ -14,10 +14,11 @@
 #                 on x86_64 in compat mode, as the x86_64 test kernel)
 #           kcsan-strict  kcsan with KCSAN's strict rules (KCSAN_STRICT=1
 #                 make kcsan)
-#           pi    arm64 only: base + qemu-arm64 + rzram + compat + rpi4, the
-#                 Raspberry Pi 4 kernel of make pi (also boots QEMU raspi3b
-#                 and virt), with the Broadcom device trees, into
-#                 build/arm64-pi
+#           pi    arm64 only: the Raspberry Pi kernel of make pi, Debian's
+#                 arm64 configuration (debian_arm64_config, lib.sh) +
+#                 qemu-arm64 + rzram + compat + rpi4-narrow + rpi4 through
+#                 olddefconfig, with its modules and the Broadcom device
+#                 trees, into build/arm64-pi (also boots QEMU raspi3b and virt)
 #           stock pristine tree (no patches, no overlay), base + qemu-ARCH
 #                 + zswap (zswap, off until enabled, and brd)
 #           pre-zswap, zswap  the series up to the patch before its zswap
@@ -34,8 +35,9 @@
 #           only mm/zsmalloc.o (and the zsmalloc KUnit object when present)
 #
 # The config is allnoconfig plus the fragments, merged with the kernel's
-# merge_config.sh. Every option a fragment asks for must survive; a silent
-# Kconfig dependency miss fails the build.
+# merge_config.sh (the pi variant: Debian's configuration plus the fragments,
+# through olddefconfig). Every option a fragment asks for must survive; a
+# silent Kconfig dependency miss fails the build.
 . "$(dirname "$0")/lib.sh"
 
 arch=${1:-}
@@ -49,6 +51,8 @@ fi
 toolchain_env
 
 frags=("$FRAG/base.config" "$FRAG/qemu-$arch.config")
+# A distribution's configuration under the fragments (pi), or none: allnoconfig.
+basecfg=
 case "$variant" in
 zsmalloc32) frags=("$FRAG/arm32.config"); out=$BUILD/arm ;;
 test)
@@ -83,8 +87,18 @@ kcsan | kcsan-strict)
 	;;
 pi)
 	[ "$arch" = arm64 ] || die "the pi variant is arm64 only"
-	frags+=("$FRAG/rzram.config" "$FRAG/compat.config" "$FRAG/rpi4.config")
+	basecfg=$(debian_arm64_config)
+	[ -s "$basecfg" ] || die "no Debian arm64 configuration"
 	out=$BUILD/$arch-pi
+	mkdir -p "$out"
+	# Whole driver directories narrowed to a keep list (rpi4-keep.list):
+	# the generated fragment goes unchecked (what it turns off may be
+	# selected by what stays), the options it keeps are checked.
+	python3 "$TOP/scripts/pi-narrow.py" "$SRC" "$basecfg" "$FRAG/rpi4-keep.list" \
+		"$out/rpi4-keep.config" || die "rpi4-keep.list does not fit Debian's configuration"
+	basecfg="$basecfg $out/rpi4-keep.config"
+	frags=("$FRAG/qemu-$arch.config" "$FRAG/rzram.config" "$FRAG/compat.config"
+		"$FRAG/rpi4-narrow.config" "$out/rpi4-keep.config.keep" "$FRAG/rpi4.config")
 	;;
 stock | pre-zswap | zswap)
 	frags+=("$FRAG/zswap.config")
@@ -153,12 +167,20 @@ fi
 # Re-merge the config only when its inputs changed, so that a no-change
 # rebuild stays a no-op.
 kconfigs=$(cd "$TOP" && find drivers rust mm samples -name 'Kconfig*' 2>/dev/null | sort || true)
-want=$(hash_files "${frags[@]}" $kconfigs "$SRC/.git/rzram/series-hash" | cut -c1-16)-$variant
+want=$(hash_files $basecfg "${frags[@]}" "$TOP/scripts/pi-narrow.py" $kconfigs "$SRC/.git/rzram/series-hash" | cut -c1-16)-$variant
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.rzram-config" 2>/dev/null)" != "$want" ]; then
-	note "configuring $arch ($variant): $(basename -a "${frags[@]}" | tr '\n' ' ')"
+	note "configuring $arch ($variant): $(basename -a $basecfg "${frags[@]}" | tr '\n' ' ')"
 	(cd "$SRC" && scripts/kconfig/merge_config.sh -m -O "$out" "${frags[@]}") >"$out/merge.log"
 	mv "$out/.config" "$out/.config.requested"
-	kmake "$out" "$arch" KCONFIG_ALLCONFIG="$out/.config.requested" allnoconfig >>"$out/merge.log"
+	if [ -n "$basecfg" ]; then
+		# The fragments over the base; what the base asks for is not
+		# checked (narrowing drops some of it), what the fragments ask is.
+		# shellcheck disable=SC2086 # $basecfg: the base, then its narrowing
+		(cd "$SRC" && scripts/kconfig/merge_config.sh -m -O "$out" $basecfg "${frags[@]}") >>"$out/merge.log"
+		kmake "$out" "$arch" olddefconfig >>"$out/merge.log"
+	else
+		kmake "$out" "$arch" KCONFIG_ALLCONFIG="$out/.config.requested" allnoconfig >>"$out/merge.log"
+	fi
 	"$TOP/scripts/config-check.sh" "$out/.config.requested" "$out/.config" ||
 		die "$arch ($variant): options above did not survive Kconfig"
 	echo "$want" >"$out/.rzram-config"

@@ -206,3 +206,23 @@ guest_tests_all() {
 	all=${all#,}
 	echo "${all%,}"
 }
+
+# debian_arm64_config: prints the path of Debian's arm64 kernel configuration
+# (the "arm64" flavour of the linux-config-6.12 package, which make pi starts
+# from), downloading and unpacking the package into build/pi-debian once.
+# The package's version goes to build/pi-debian/version.
+debian_arm64_config() {
+	local d=$BUILD/pi-debian cfg
+	cfg=$d/config-arm64
+	if [ ! -s "$cfg" ]; then
+		rm -rf "$d"
+		mkdir -p "$d/x"
+		(cd "$d" && apt-get download -q linux-config-6.12:arm64 >/dev/null 2>&1) ||
+			die "command failed: apt-get download linux-config-6.12:arm64 (run: apt-get update)"
+		dpkg-deb -x "$d"/linux-config-6.12_*_arm64.deb "$d/x"
+		dpkg-deb -f "$d"/linux-config-6.12_*_arm64.deb Version >"$d/version"
+		xz -dc "$d/x/usr/src/linux-config-6.12/config.arm64_none_arm64.xz" >"$cfg.tmp"
+		mv "$cfg.tmp" "$cfg"
+	fi
+	echo "$cfg"
+}

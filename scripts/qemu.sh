@@ -20,7 +20,7 @@
 #              one virtual ns: guest timings count instructions)
 #   --qmp      a QMP socket, for the host to find the vCPU threads (make bench)
 #   --machine  arm64: raspi3b boots QEMU's Raspberry Pi 3 (BCM2837, 4 CPUs,
-#              1 GiB, the console on the PL011) with --dtb, its device tree
+#              1 GiB, the console on the mini-UART) with --dtb, its device tree
 #              (make pi's kernel); the default is virt
 #   --test-timeout  each test's time limit in the guest (rztimeout=, see
 #              guest/init; default: the boot's --timeout), unless the test's
@@ -102,13 +102,15 @@ arm64)
 		;;
 	raspi3b)
 		# The board's fixed CPUs and memory; QEMU puts the memory size, the
-		# command line and the initrd into the device tree. Its first serial
-		# port is the PL011 (uart0); the device tree's stdout-path names the
-		# mini-UART, so the console is given here, early one included.
+		# command line and the initrd into the device tree. The console is
+		# the mini-UART (ttyS0, QEMU's second serial port), as on a Pi whose
+		# PL011 (uart0, the first) drives Bluetooth: the device tree hangs the
+		# Bluetooth controller under it, and a kernel with serdev (make pi's)
+		# takes that port from the tty layer.
 		[ -f "$dtb" ] || die "--machine raspi3b needs --dtb FILE"
 		[ $icount = 0 ] || die "--icount: virt only"
-		qemu=(qemu-system-aarch64 -M raspi3b -m 1G -dtb "$dtb")
-		cmdline="earlycon=pl011,0x3f201000 console=ttyAMA0 $cmdline"
+		qemu=(qemu-system-aarch64 -M raspi3b -m 1G -dtb "$dtb" -serial null -serial mon:stdio)
+		cmdline="earlycon=uart8250,mmio32,0x3f215040 console=ttyS0 $cmdline"
 		;;
 	*) die "unknown --machine '$machine' (virt, raspi3b)" ;;
 	esac
