@@ -6,12 +6,16 @@
 # kernel8.img and its modules), with this machine's dpkg (--root, and
 # --force-script-chrootless: the maintainer scripts honour DPKG_ROOT), and
 # checks, each a PASS/FAIL line in build/pi/results.txt:
-#   install  every file it adds is the package's or the copied command line,
-#            and no file of the root changes (no overwrite, config.txt and
-#            kernel8.img untouched);
+#   install  the package has no file on the FAT boot partition (dpkg could
+#            not replace it); every file it adds is the package's or a copy
+#            its postinst makes (the boot files in rzram/, the command line),
+#            no file of the root changes (no overwrite, config.txt and
+#            kernel8.img untouched); installing it again changes nothing;
 #   boot     rzram-pi-boot try puts rzram's tryboot.txt in place; default and
 #            stock add and remove config.txt's block and leave config.txt
-#            byte-identical (with and without a final newline);
+#            byte-identical (with and without a final newline, with DOS line
+#            ends); a block without its end line is refused, and so is the
+#            package's removal;
 #   remove   after "default", dpkg --purge leaves the root byte-identical to
 #            before the install (config.txt restored, nothing left).
 # The root's packages are the guest image's arm64 packages (image.sh); its
@@ -122,9 +126,20 @@ install_check() {
 	local added expected
 	added=$(LC_ALL=C comm -13 <(cut -d' ' -f1 "$BUILD/pi/root-before.txt") \
 		<(cut -d' ' -f1 "$BUILD/pi/root-installed.txt"))
-	expected=$( { dpkg-deb --fsys-tarfile "$deb" | tar -t | sed 's|/$||; s|^\./lib/|./usr/lib/|';
-		echo ./boot/firmware/rzram/cmdline.txt; } | LC_ALL=C sort -u |
-		LC_ALL=C comm -23 - <(cut -d' ' -f1 "$BUILD/pi/root-before.txt"))
+	local files
+	files=$(dpkg-deb --fsys-tarfile "$deb" | tar -t | sed 's|/$||')
+	if grep -q '^\./boot/firmware' <<<"$files"; then
+		echo "the package has files on the FAT boot partition, which dpkg cannot replace:"
+		grep '^\./boot/firmware' <<<"$files"
+		return 1
+	fi
+	# What dpkg unpacks (its ./lib is the root's usr/lib), and what the
+	# postinst copies to the boot partition: the boot files, the command line.
+	expected=$( { sed 's|^\./lib/|./usr/lib/|' <<<"$files"
+		echo ./boot/firmware/rzram
+		echo ./boot/firmware/rzram/cmdline.txt
+		sed -n 's|^\./usr/lib/rzram-pi-kernel/boot/\(.\)|./boot/firmware/rzram/\1|p' <<<"$files"; } |
+		LC_ALL=C sort -u | LC_ALL=C comm -23 - <(cut -d' ' -f1 "$BUILD/pi/root-before.txt"))
 	echo "added: $(echo "$added" | wc -l) paths; the package's and the command line's: $(echo "$expected" | wc -l)"
 	[ -z "$lost" ] || { echo "changed or removed by the install:"; echo "$lost"; return 1; }
 	[ "$added" = "$expected" ] || { echo "added paths differ from the package's:";
@@ -133,7 +148,16 @@ install_check() {
 		{ echo "rzram/cmdline.txt is not the stock one with the console on ttyS0"; return 1; }
 	cat "$fw/rzram/cmdline.txt"
 	[ ! -e "$fw/tryboot.txt" ] || { echo "tryboot.txt written by the install"; return 1; }
+	for f in "$r"/usr/lib/rzram-pi-kernel/boot/*; do
+		cmp "$f" "$fw/rzram/$(basename "$f")" || return 1
+	done
 	echo "kernel8.img, config.txt, cmdline.txt and the stock modules unchanged; nothing overwritten"
+	# Installed again (prerm upgrade, then postinst configure, as an
+	# upgrade runs): the root stays as the first install left it.
+	dp -i "$deb" || return 1
+	manifest >"$BUILD/pi/root-reinstalled.txt"
+	diff "$BUILD/pi/root-installed.txt" "$BUILD/pi/root-reinstalled.txt" || return 1
+	echo "installed again: nothing changes"
 }
 check install install_check
 
@@ -153,8 +177,27 @@ boot_check() {
 	rzboot default && rzboot stock || return 1
 	[ "$(cat "$fw/config.txt")" = arm_64bit=1 ] && [ "$(wc -c <"$fw/config.txt")" = 11 ] ||
 		{ echo "stock: a config.txt without a final newline came back as: $(od -c "$fw/config.txt")"; return 1; }
+	# Edited on another computer into DOS line ends, it still comes back
+	# without the block.
 	cp "$BUILD/pi/config.txt.stock" "$fw/config.txt"
-	echo "try, default and stock work; config.txt restored byte for byte"
+	rzboot default >/dev/null || return 1
+	sed -i 's/$/\r/' "$fw/config.txt"
+	rzboot stock || return 1
+	[ "$(sed 's/$/\r/' "$BUILD/pi/config.txt.stock")" = "$(cat "$fw/config.txt")" ] ||
+		{ echo "stock: a config.txt with DOS line ends kept the block"; return 1; }
+	# A block whose end line was deleted is left for a person to edit, and
+	# so is the package's removal.
+	cp "$BUILD/pi/config.txt.stock" "$fw/config.txt"
+	rzboot default >/dev/null || return 1
+	sed -i '/^# END rzram-pi-kernel$/d' "$fw/config.txt"
+	cp "$fw/config.txt" "$BUILD/pi/config.txt.noend"
+	if rzboot stock; then echo "stock: a block without its end line was removed"; return 1; fi
+	cmp "$fw/config.txt" "$BUILD/pi/config.txt.noend" || return 1
+	if dp -r rzram-pi-kernel; then echo "removed while config.txt still boots rzram's kernel"; return 1; fi
+	[ -f "$fw/rzram/Image" ] || { echo "the failed removal took the kernel"; return 1; }
+	cp "$BUILD/pi/config.txt.stock" "$fw/config.txt"
+	echo "try, default and stock work; config.txt restored byte for byte (DOS line ends"
+	echo "too); a block without its end line is left alone and blocks the removal"
 }
 check boot boot_check
 
