@@ -127,6 +127,20 @@ overlay_files() {
 # UNKNOWN_COMMIT_ID.
 CHECKPATCH_IGNORE=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
 
+# check_to RESULTS LOG NAME CMD...: run CMD with its output in LOG, and
+# record NAME as a PASS or a FAIL in RESULTS; a failure's output goes to
+# stderr too (make pi's checks).
+check_to() {
+	local results=$1 log=$2 name=$3
+	shift 3
+	if "$@" >"$log" 2>&1; then
+		result "$results" PASS "$name"
+	else
+		result "$results" FAIL "$name"
+		sed 's/^/  | /' "$log" >&2
+	fi
+}
+
 # Hash of a list of files' names and contents (missing files hash as absent).
 hash_files() {
 	local f

@@ -101,12 +101,7 @@ manifest() {
 check() {
 	local name=$1
 	shift
-	if "$@" >"$BUILD/pi/deb-$name.txt" 2>&1; then
-		result "$results" PASS "pi:deb-$name"
-	else
-		result "$results" FAIL "pi:deb-$name"
-		sed 's/^/  | /' "$BUILD/pi/deb-$name.txt" >&2
-	fi
+	check_to "$results" "$BUILD/pi/deb-$name.txt" "pi:deb-$name" "$@"
 }
 dp() { dpkg --root="$r" --force-script-chrootless --log=/dev/null "$@"; }
 rzboot() { DPKG_ROOT=$r "$r/usr/sbin/rzram-pi-boot" "$@"; }

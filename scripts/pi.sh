@@ -54,12 +54,7 @@ note "make pi: $rel, $nmod modules; package ${deb#"$TOP"/} ($(du -h "$deb" | cut
 check() {
 	local name=$1
 	shift
-	if "$@" >"$out/$name.txt" 2>&1; then
-		result "$results" PASS "pi:$name"
-	else
-		result "$results" FAIL "pi:$name"
-		sed 's/^/  | /' "$out/$name.txt" >&2
-	fi
+	check_to "$results" "$out/$name.txt" "pi:$name" "$@"
 }
 
 # Device trees: the boot set, built in.
